@@ -1,0 +1,2 @@
+//! Benchmarks of the load-control crates. Not written yet.
+#![forbid(unsafe_code)]

@@ -1,0 +1,2 @@
+//! The demo search server that shows load control at work. Not written yet.
+#![forbid(unsafe_code)]

@@ -1,0 +1,5 @@
+//! Load control on the `smol` runtime.
+//!
+//! This crate has no API yet: it will spawn `load-core`'s monitors on `smol` and offer
+//! ready-made request and background-work handles. Use `load-core` directly meanwhile.
+#![forbid(unsafe_code)]
