@@ -1,0 +1,508 @@
+//! The adaptive gate: background work waits while this machine's CPU is at or above a
+//! threshold, and resumes by itself when a sample below it arrives.
+
+use core::cell::RefCell;
+use core::fmt;
+use core::future::Future;
+use core::pin::{Pin, pin};
+use core::sync::atomic::{AtomicU32, Ordering};
+use core::task::{Context, Poll, Waker};
+use core::time::Duration;
+
+use embassy_sync::blocking_mutex::Mutex;
+use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
+use futures::future::{Either, select};
+
+use crate::{Clock, CpuGauge, CpuPercent, Instant, Sleep};
+
+/// Waker slots in the gate itself; waiters beyond these are reached through a chain (see
+/// [`AdaptiveGate`]).
+const SLOTS: usize = 16;
+
+/// Pauses background work while the local CPU is at or above a threshold.
+///
+/// A sampler (the monitor loop with a local [`crate::CpuSource`]) calls
+/// [`AdaptiveGate::store`] with each sample; workers `await` [`AdaptiveGate::wait`] before
+/// each unit of work. A wait completes at once when the gate is disabled (threshold
+/// `<= 0`), when the CPU is unknown, or when it is below the threshold; otherwise it sleeps
+/// until a sample below the threshold is stored.
+///
+/// # Waking without polling or allocation
+///
+/// Waiters are not re-polled on a timer (Fess wakes every thread every second): they sleep
+/// until the gate opens, and any number of them cost one sampler. The gate holds a small
+/// fixed table of waker slots; a new waiter takes over a slot and carries the waker it
+/// displaced inside its own future, which it wakes when it completes or is dropped. The
+/// wakers form chains through the waiting futures themselves, so 10,000 waiters need no
+/// allocation and no `unsafe`, and an opening wakes each of them exactly once.
+///
+/// The lock (an embassy-sync blocking mutex, a critical section by default) is only taken
+/// by waiters that must sleep and by the sampler, never by a wait that passes.
+///
+/// ```
+/// use load_core::{AdaptiveGate, CpuPercent};
+/// # futures::executor::block_on(async {
+/// static GATE: AdaptiveGate = AdaptiveGate::new(50);
+///
+/// GATE.store(CpuPercent::new(30));
+/// GATE.wait().await; // below 50 %: passes at once
+/// assert!(GATE.is_open());
+///
+/// GATE.store(CpuPercent::new(80));
+/// assert!(!GATE.is_open()); // a `wait()` now sleeps until a sample below 50 % is stored
+/// # });
+/// ```
+pub struct AdaptiveGate<M: RawMutex = CriticalSectionRawMutex> {
+    threshold: i32,
+    gauge: CpuGauge,
+    waiting: AtomicU32,
+    state: Mutex<M, RefCell<State>>,
+}
+
+struct State {
+    slots: [Option<Waker>; SLOTS],
+    next: usize,
+    /// Bumped on every opening: registrations from earlier epochs were consumed.
+    epoch: u32,
+    /// Bumped when a dropped waiter hands its carried waker back: registrations from
+    /// before may have lost their chain and are renewed on their next poll.
+    repair: u32,
+}
+
+impl<M: RawMutex> AdaptiveGate<M> {
+    /// A gate at `threshold` percent (`adaptive.load.control`; `<= 0` disables it). Its CPU
+    /// reads 0 % until the first sample.
+    #[must_use]
+    pub const fn new(threshold: i32) -> AdaptiveGate<M> {
+        AdaptiveGate {
+            threshold,
+            gauge: CpuGauge::new(),
+            waiting: AtomicU32::new(0),
+            state: Mutex::new(RefCell::new(State {
+                slots: [const { None }; SLOTS],
+                next: 0,
+                epoch: 0,
+                repair: 0,
+            })),
+        }
+    }
+
+    /// The threshold in percent.
+    #[must_use]
+    pub const fn threshold(&self) -> i32 {
+        self.threshold
+    }
+
+    /// Whether the gate ever closes (threshold above 0).
+    #[must_use]
+    pub const fn is_enabled(&self) -> bool {
+        self.threshold > 0
+    }
+
+    /// The latest local CPU sample.
+    #[must_use]
+    pub const fn gauge(&self) -> &CpuGauge {
+        &self.gauge
+    }
+
+    /// Whether work may proceed now: disabled, CPU unknown, or CPU below the threshold.
+    #[must_use]
+    pub fn is_open(&self) -> bool {
+        self.open_for(self.gauge.cpu())
+    }
+
+    fn open_for(&self, cpu: Option<CpuPercent>) -> bool {
+        match cpu {
+            _ if self.threshold <= 0 => true,
+            None => true,
+            Some(cpu) => i32::from(cpu.get()) < self.threshold,
+        }
+    }
+
+    /// How many [`AdaptiveGate::wait`]s are sleeping now.
+    #[must_use]
+    pub fn waiting(&self) -> u32 {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
+    /// Records a sample of the local CPU (`None`: cannot measure). A sample that opens the
+    /// gate wakes every waiter. A sample that keeps it closed while work waits logs, at
+    /// INFO, `Cpu Load XX% is greater than YY%. N waiting thread(s).`: once per sample,
+    /// however many waiters there are.
+    pub fn store(&self, cpu: Option<CpuPercent>) {
+        self.gauge.store(cpu);
+        if self.open_for(cpu) {
+            let wakers = self.state.lock(|state| {
+                let mut state = state.borrow_mut();
+                state.epoch = state.epoch.wrapping_add(1);
+                core::mem::replace(&mut state.slots, [const { None }; SLOTS])
+            });
+            // Woken outside the lock: a waker may run arbitrary executor code.
+            wakers.into_iter().flatten().for_each(Waker::wake);
+        } else if let (Some(cpu), n @ 1..) = (cpu, self.waiting()) {
+            log::info!(
+                "Cpu Load {}% is greater than {}%. {} waiting thread(s).",
+                cpu.get(),
+                self.threshold,
+                n
+            );
+        }
+    }
+
+    /// Waits until work may proceed (see [`AdaptiveGate::is_open`]).
+    ///
+    /// Cancel-safe: dropping the future leaves the gate consistent.
+    pub fn wait(&self) -> Wait<'_, M> {
+        Wait {
+            gate: self,
+            registration: None,
+            own: None,
+            carried: None,
+            counted: false,
+        }
+    }
+
+    /// Waits until work may proceed or `deadline` passes, whichever comes first. Returns
+    /// `true` if the gate opened, `false` on timeout (Fess's timed wait).
+    ///
+    /// A gate that is open returns `true` at once, even after the deadline.
+    pub async fn wait_until<C: Clock, S: Sleep>(
+        &self,
+        clock: &C,
+        sleep: &S,
+        deadline: Instant,
+    ) -> bool {
+        if self.is_open() {
+            return true;
+        }
+        let remaining = deadline.saturating_duration_since(clock.now());
+        if remaining.is_zero() {
+            return false;
+        }
+        self.wait_timeout(sleep, remaining).await
+    }
+
+    /// [`AdaptiveGate::wait_until`] with a relative timeout.
+    pub async fn wait_timeout<S: Sleep>(&self, sleep: &S, timeout: Duration) -> bool {
+        if self.is_open() {
+            return true;
+        }
+        let wait = pin!(self.wait());
+        let timer = pin!(sleep.sleep(timeout));
+        match select(wait, timer).await {
+            Either::Left(((), _)) => true,
+            Either::Right(((), _)) => self.is_open(),
+        }
+    }
+}
+
+impl<M: RawMutex> fmt::Debug for AdaptiveGate<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AdaptiveGate")
+            .field("threshold", &self.threshold)
+            .field("cpu", &self.gauge.cpu())
+            .field("waiting", &self.waiting())
+            .finish()
+    }
+}
+
+/// The future of [`AdaptiveGate::wait`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct Wait<'a, M: RawMutex = CriticalSectionRawMutex> {
+    gate: &'a AdaptiveGate<M>,
+    /// `(epoch, repair)` of the gate when this waiter last registered.
+    registration: Option<(u32, u32)>,
+    /// The waker we registered, to notice when the task's waker changes.
+    own: Option<Waker>,
+    /// The waker this waiter displaced from a slot; it must be woken when we finish.
+    carried: Option<Waker>,
+    counted: bool,
+}
+
+impl<M: RawMutex> Wait<'_, M> {
+    fn finish(&mut self) {
+        if let Some(waker) = self.carried.take() {
+            waker.wake();
+        }
+        if self.counted {
+            self.counted = false;
+            self.gate.waiting.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<M: RawMutex> Future for Wait<'_, M> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        if this.gate.is_open() {
+            this.finish();
+            return Poll::Ready(());
+        }
+        let mut to_wake = None;
+        let open = this.gate.state.lock(|state| {
+            let mut state = state.borrow_mut();
+            let current = (state.epoch, state.repair);
+            let same_task = this.own.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
+            if this.registration != Some(current) || !same_task {
+                // Our earlier chain (if any) was consumed or broken: pass on what we carry
+                // and take a slot again.
+                to_wake = this.carried.take();
+                let slot = state.next;
+                state.next = (slot + 1) % SLOTS;
+                this.carried = state.slots[slot].replace(cx.waker().clone());
+                this.own = Some(cx.waker().clone());
+                this.registration = Some(current);
+            }
+            // Checked under the lock, after registering: a sample stored before this point
+            // is visible here, one stored after it will find our waker.
+            this.gate.is_open()
+        });
+        if let Some(waker) = to_wake {
+            waker.wake();
+        }
+        if open {
+            this.finish();
+            return Poll::Ready(());
+        }
+        if !this.counted {
+            this.counted = true;
+            this.gate.waiting.fetch_add(1, Ordering::Relaxed);
+        }
+        Poll::Pending
+    }
+}
+
+impl<M: RawMutex> Drop for Wait<'_, M> {
+    fn drop(&mut self) {
+        if self.carried.is_some() {
+            // The waiter we carry is no longer reachable from the gate: make every
+            // registration renew itself on its next poll, and poll that waiter now.
+            self.gate.state.lock(|state| {
+                let mut state = state.borrow_mut();
+                state.repair = state.repair.wrapping_add(1);
+            });
+        }
+        self.finish();
+    }
+}
+
+impl<M: RawMutex> fmt::Debug for Wait<'_, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Wait")
+            .field("registered", &self.registration.is_some())
+            .field("carries_waker", &self.carried.is_some())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::Wake;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::ManualClock;
+
+    /// A waker that counts how often it was woken.
+    #[derive(Default)]
+    struct Counter(AtomicUsize);
+
+    impl Wake for Counter {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    impl Counter {
+        fn wakes(&self) -> usize {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    struct Task<'a> {
+        wait: Pin<std::boxed::Box<Wait<'a>>>,
+        counter: Arc<Counter>,
+        done: bool,
+    }
+
+    impl<'a> Task<'a> {
+        fn new(gate: &'a AdaptiveGate) -> Self {
+            Task {
+                wait: std::boxed::Box::pin(gate.wait()),
+                counter: Arc::default(),
+                done: false,
+            }
+        }
+
+        fn poll(&mut self) -> bool {
+            let waker = Waker::from(self.counter.clone());
+            let ready = self
+                .wait
+                .as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_ready();
+            self.done |= ready;
+            ready
+        }
+    }
+
+    /// Polls every unfinished task that was woken since its last poll, until none is.
+    fn run_woken(tasks: &mut [Task<'_>], seen: &mut [usize]) -> usize {
+        let mut polls = 0;
+        loop {
+            let mut progressed = false;
+            for (task, seen) in tasks.iter_mut().zip(seen.iter_mut()) {
+                let wakes = task.counter.wakes();
+                if !task.done && wakes > *seen {
+                    *seen = wakes;
+                    task.poll();
+                    polls += 1;
+                    progressed = true;
+                }
+            }
+            if !progressed {
+                return polls;
+            }
+        }
+    }
+
+    fn cpu(n: u8) -> Option<CpuPercent> {
+        CpuPercent::new(n)
+    }
+
+    #[test]
+    fn open_gate_passes_without_registering() {
+        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let mut task = Task::new(&gate);
+        assert!(task.poll(), "0 % before any sample");
+        gate.store(cpu(49));
+        assert!(Task::new(&gate).poll());
+        gate.store(None);
+        assert!(Task::new(&gate).poll(), "unknown CPU lets work proceed");
+        assert_eq!(gate.waiting(), 0);
+    }
+
+    #[test]
+    fn disabled_gate_never_waits() {
+        for threshold in [0, -1] {
+            let gate: AdaptiveGate = AdaptiveGate::new(threshold);
+            gate.store(cpu(100));
+            assert!(gate.is_open());
+            assert!(!gate.is_enabled());
+            assert!(Task::new(&gate).poll());
+        }
+    }
+
+    #[test]
+    fn closed_gate_sleeps_until_a_sample_below_the_threshold() {
+        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        gate.store(cpu(50)); // equality closes
+        let mut task = Task::new(&gate);
+        assert!(!task.poll());
+        assert_eq!(gate.waiting(), 1);
+        gate.store(cpu(90));
+        gate.store(cpu(51));
+        assert_eq!(task.counter.wakes(), 0, "no wake while the CPU stays high");
+        gate.store(cpu(49));
+        assert_eq!(task.counter.wakes(), 1);
+        assert!(task.poll());
+        assert_eq!(gate.waiting(), 0);
+    }
+
+    #[test]
+    fn ten_thousand_waiters_wake_once_each_without_polling() {
+        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        gate.store(cpu(80));
+        let mut tasks: Vec<Task<'_>> = (0..10_000).map(|_| Task::new(&gate)).collect();
+        for task in &mut tasks {
+            assert!(!task.poll());
+        }
+        assert_eq!(gate.waiting(), 10_000);
+        for _ in 0..5 {
+            gate.store(cpu(95));
+        }
+        assert!(
+            tasks.iter().all(|t| t.counter.wakes() == 0),
+            "sleeping costs nothing"
+        );
+
+        gate.store(cpu(10));
+        let mut seen = std::vec![0; tasks.len()];
+        let polls = run_woken(&mut tasks, &mut seen);
+        assert!(tasks.iter().all(|t| t.done), "every waiter resumed");
+        assert_eq!(polls, 10_000, "each waiter polled once");
+        assert!(tasks.iter().all(|t| t.counter.wakes() == 1));
+        assert_eq!(gate.waiting(), 0);
+    }
+
+    #[test]
+    fn dropped_waiters_do_not_strand_the_others() {
+        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        gate.store(cpu(80));
+        let mut tasks: Vec<Task<'_>> = (0..100).map(|_| Task::new(&gate)).collect();
+        for task in &mut tasks {
+            task.poll();
+        }
+        // Cancel every third waiter, as timeouts would.
+        let mut kept = Vec::new();
+        for (i, task) in tasks.into_iter().enumerate() {
+            if i % 3 == 0 {
+                drop(task);
+            } else {
+                kept.push(task);
+            }
+        }
+        let mut seen = std::vec![0; kept.len()];
+        run_woken(&mut kept, &mut seen); // the repairs
+        assert_eq!(gate.waiting(), kept.len() as u32);
+        assert!(kept.iter().all(|t| !t.done));
+
+        gate.store(cpu(20));
+        run_woken(&mut kept, &mut seen);
+        assert!(kept.iter().all(|t| t.done), "all remaining waiters resumed");
+        assert_eq!(gate.waiting(), 0);
+    }
+
+    #[test]
+    fn reopening_and_closing_between_polls_loses_nobody() {
+        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        gate.store(cpu(80));
+        let mut tasks: Vec<Task<'_>> = (0..64).map(|_| Task::new(&gate)).collect();
+        for task in &mut tasks {
+            task.poll();
+        }
+        gate.store(cpu(10));
+        gate.store(cpu(90)); // closed again before anyone ran
+        let mut seen = std::vec![0; tasks.len()];
+        run_woken(&mut tasks, &mut seen);
+        assert!(tasks.iter().all(|t| !t.done));
+        gate.store(cpu(10));
+        run_woken(&mut tasks, &mut seen);
+        assert!(tasks.iter().all(|t| t.done));
+    }
+
+    #[test]
+    fn wait_timeout_gives_up_at_the_deadline() {
+        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let clock = ManualClock::new(Instant::ZERO);
+        gate.store(cpu(75));
+        let opened =
+            futures::executor::block_on(gate.wait_until(&clock, &clock, Instant::from_secs(3)));
+        assert!(!opened);
+        assert_eq!(clock.now(), Instant::from_secs(3));
+        assert_eq!(gate.waiting(), 0, "the timed-out waiter is gone");
+        assert!(!futures::executor::block_on(gate.wait_until(
+            &clock,
+            &clock,
+            Instant::from_secs(1)
+        )));
+        gate.store(cpu(5));
+        assert!(futures::executor::block_on(
+            gate.wait_timeout(&clock, Duration::ZERO)
+        ));
+    }
+}

@@ -1,0 +1,847 @@
+//! Configuration: Fess's `fess_config.properties` keys and defaults, and a parser for them.
+
+use core::fmt;
+use core::time::Duration;
+
+use crate::Snippet;
+
+/// The property keys this crate reads; all others are ignored.
+pub mod keys {
+    /// CPU % at or above which web requests are rejected; `>= 100` disables.
+    pub const WEB_LOAD_CONTROL: &str = "web.load.control";
+    /// CPU % at or above which API requests are rejected; `>= 100` disables.
+    pub const API_LOAD_CONTROL: &str = "api.load.control";
+    /// Seconds between polls of the cluster's CPU.
+    pub const MONITOR_INTERVAL: &str = "load.control.monitor.interval";
+    /// Local CPU % at or above which background work waits; `<= 0` disables.
+    pub const ADAPTIVE_LOAD_CONTROL: &str = "adaptive.load.control";
+    /// The search cluster's address.
+    pub const SEARCH_ENGINE_URL: &str = "search_engine.http.url";
+    /// Seconds a rejected client is told to wait (`Retry-After`).
+    pub const RETRY_AFTER: &str = "load.control.retry.after";
+}
+
+/// The longest interval or `Retry-After` accepted: one day, in seconds.
+pub const MAX_SECONDS: u32 = 86_400;
+
+/// Load-control settings, with Fess's defaults.
+///
+/// A plain `Copy` value: build it with [`Config::new`] (the defaults) and set fields, or
+/// read it from a properties file with [`Config::from_properties`].
+///
+/// ```
+/// use load_core::Config;
+///
+/// let config = Config::from_properties(
+///     "# graded control: shed the web first\n\
+///      web.load.control=70\n\
+///      api.load.control : 80\n\
+///      load.control.monitor.interval 2\n",
+/// )?;
+/// assert_eq!((config.web_threshold, config.api_threshold), (70, 80));
+/// assert_eq!(config.monitor_interval.as_secs(), 2);
+/// assert_eq!(config.adaptive_threshold, 50);
+/// assert!(config.http_control_enabled());
+/// # Ok::<(), load_core::ConfigError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Config {
+    /// `web.load.control`: CPU % at or above which web requests are rejected. `>= 100`
+    /// disables web control; `<= 0` rejects every web request. Default 100.
+    pub web_threshold: i32,
+    /// `api.load.control`: the same for API requests. Default 100.
+    pub api_threshold: i32,
+    /// `load.control.monitor.interval`: time between polls, 1 s to one day. Default 1 s.
+    pub monitor_interval: Duration,
+    /// `adaptive.load.control`: local CPU % at or above which background work waits. `<= 0`
+    /// disables. Default 50.
+    pub adaptive_threshold: i32,
+    /// `load.control.retry.after`: seconds in `Retry-After` and the API body. Default 60.
+    pub retry_after: u32,
+    /// `search_engine.http.url`: the cluster to poll. No default.
+    pub search_engine_url: Option<Url>,
+}
+
+impl Config {
+    /// Fess's defaults: HTTP control off (100/100), 1 s interval, adaptive control at 50 %,
+    /// `Retry-After: 60`, no cluster address.
+    pub const DEFAULT: Config = Config {
+        web_threshold: 100,
+        api_threshold: 100,
+        monitor_interval: Duration::from_secs(1),
+        adaptive_threshold: 50,
+        retry_after: 60,
+        search_engine_url: None,
+    };
+
+    /// The defaults, [`Config::DEFAULT`].
+    #[must_use]
+    pub const fn new() -> Config {
+        Config::DEFAULT
+    }
+
+    /// Whether HTTP request control is on: a threshold below 100. When it is off, the
+    /// cluster monitor never starts.
+    #[must_use]
+    pub const fn http_control_enabled(&self) -> bool {
+        self.web_threshold < 100 || self.api_threshold < 100
+    }
+
+    /// Whether adaptive control of background work is on: a threshold above 0.
+    #[must_use]
+    pub const fn adaptive_enabled(&self) -> bool {
+        self.adaptive_threshold > 0
+    }
+
+    /// Reads the keys this crate knows from the text of a Java properties file, on top of
+    /// the defaults. Unknown keys are ignored; when a key appears twice the last one wins.
+    ///
+    /// The full properties syntax is understood: `#` and `!` comments, `=`, `:` or
+    /// whitespace between key and value, surrounding whitespace, `\` line continuations and
+    /// the escapes `\t \n \r \f \uXXXX`.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the line, key and value, for the first line that has a
+    /// malformed escape, a threshold that is not an integer, an interval or `Retry-After`
+    /// outside `1..=86400` seconds, or a cluster URL that is not `http(s)://host...`.
+    pub fn from_properties(text: &str) -> Result<Config, ConfigError> {
+        let mut config = Config::DEFAULT;
+        config.apply_properties(text)?;
+        Ok(config)
+    }
+
+    /// Like [`Config::from_properties`], on top of `self`. On error `self` is unchanged.
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::from_properties`].
+    pub fn apply_properties(&mut self, text: &str) -> Result<(), ConfigError> {
+        let mut next = *self;
+        let mut reader = Reader::new(text);
+        while let Some(entry) = reader.next_entry()? {
+            next.set(&entry)?;
+        }
+        *self = next;
+        Ok(())
+    }
+
+    fn set(&mut self, entry: &Entry) -> Result<(), ConfigError> {
+        let error = |kind| ConfigError {
+            line: entry.line,
+            key: Snippet::new(entry.key()),
+            value: Snippet::new(entry.value()),
+            kind,
+        };
+        let seconds = || match parse_i32(entry.value()) {
+            Some(n) if (1..=MAX_SECONDS as i32).contains(&n) => Ok(n as u32),
+            Some(_) => Err(error(ConfigErrorKind::OutOfRange {
+                min: 1,
+                max: MAX_SECONDS,
+            })),
+            None => Err(error(ConfigErrorKind::NotAnInteger)),
+        };
+        let threshold = || parse_i32(entry.value()).ok_or(error(ConfigErrorKind::NotAnInteger));
+        if entry.key_overflow {
+            return Ok(());
+        }
+        match entry.key() {
+            keys::WEB_LOAD_CONTROL => self.web_threshold = threshold()?,
+            keys::API_LOAD_CONTROL => self.api_threshold = threshold()?,
+            keys::ADAPTIVE_LOAD_CONTROL => self.adaptive_threshold = threshold()?,
+            keys::MONITOR_INTERVAL => {
+                self.monitor_interval = Duration::from_secs(seconds()?.into())
+            }
+            keys::RETRY_AFTER => self.retry_after = seconds()?,
+            keys::SEARCH_ENGINE_URL => {
+                if entry.value_overflow {
+                    return Err(error(ConfigErrorKind::InvalidUrl(UrlError::TooLong)));
+                }
+                let value = entry.value().trim();
+                self.search_engine_url = if value.is_empty() {
+                    None
+                } else {
+                    Some(Url::parse(value).map_err(|e| error(ConfigErrorKind::InvalidUrl(e)))?)
+                };
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::DEFAULT
+    }
+}
+
+/// Java's `Integer.parseInt` on a trimmed value: optional sign, decimal digits, `i32` range.
+fn parse_i32(value: &str) -> Option<i32> {
+    let value = value.trim();
+    let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    value.parse().ok()
+}
+
+/// Why a configuration was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigErrorKind {
+    /// The value of a threshold, interval or `Retry-After` is not a (32-bit) integer.
+    NotAnInteger,
+    /// The value is an integer outside `min..=max`.
+    OutOfRange {
+        /// Smallest accepted value.
+        min: u32,
+        /// Largest accepted value.
+        max: u32,
+    },
+    /// The line has a `\u` escape that is not four hex digits naming a character.
+    MalformedEscape,
+    /// The cluster address is not usable.
+    InvalidUrl(UrlError),
+}
+
+/// A configuration line that was refused: which line, key and value, and why.
+///
+/// Small and `Copy`; key and value are kept up to 48 bytes each (longer ones are shown cut,
+/// with `…`, and say so with [`Snippet::is_truncated`]).
+///
+/// ```
+/// use load_core::{Config, ConfigErrorKind};
+///
+/// let error = Config::from_properties("# tuning\nweb.load.control = eighty\n").unwrap_err();
+/// assert_eq!(error.line, 2);
+/// assert_eq!(error.kind, ConfigErrorKind::NotAnInteger);
+/// assert_eq!(
+///     error.to_string(),
+///     r#"line 2: web.load.control = "eighty": not an integer"#
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The 1-based line where the offending entry starts.
+    pub line: u32,
+    /// The entry's key (as written, escapes resolved).
+    pub key: Snippet,
+    /// The entry's value (as written, escapes resolved, surrounding whitespace dropped).
+    pub value: Snippet,
+    /// What is wrong with it.
+    pub kind: ConfigErrorKind,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {} = \"{}\": ", self.line, self.key, self.value)?;
+        match self.kind {
+            ConfigErrorKind::NotAnInteger => f.write_str("not an integer"),
+            ConfigErrorKind::OutOfRange { min, max } => {
+                write!(f, "out of range (expected {min} to {max})")
+            }
+            ConfigErrorKind::MalformedEscape => f.write_str("malformed \\uXXXX escape"),
+            ConfigErrorKind::InvalidUrl(e) => write!(f, "invalid URL: {e}"),
+        }
+    }
+}
+
+impl core::error::Error for ConfigError {}
+
+/// Why a cluster address was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UrlError {
+    /// Not `http://` or `https://`.
+    UnsupportedScheme,
+    /// Nothing between the scheme and the path.
+    MissingHost,
+    /// The port is not a number from 1 to 65535.
+    InvalidPort,
+    /// Whitespace, control characters, or several comma-separated addresses.
+    InvalidCharacter,
+    /// Longer than [`Url::CAPACITY`] bytes.
+    TooLong,
+}
+
+impl fmt::Display for UrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UrlError::UnsupportedScheme => "expected http:// or https://",
+            UrlError::MissingHost => "no host",
+            UrlError::InvalidPort => "the port is not a number from 1 to 65535",
+            UrlError::InvalidCharacter => {
+                "contains whitespace, a control character or a comma (give one address)"
+            }
+            UrlError::TooLong => "longer than 512 bytes",
+        })
+    }
+}
+
+impl core::error::Error for UrlError {}
+
+/// A cluster address (`http(s)://[user:password@]host[:port][/path]`), checked and stored
+/// inline so that [`Config`] stays `Copy`.
+///
+/// Its `Debug` and `Display` hide any password: `https://admin:***@host:9200`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Url {
+    bytes: [u8; Url::CAPACITY],
+    len: u16,
+}
+
+impl Url {
+    /// The longest address accepted, in bytes.
+    pub const CAPACITY: usize = 512;
+
+    /// Checks and stores an address.
+    ///
+    /// # Errors
+    ///
+    /// A [`UrlError`] when the scheme is not `http`/`https`, the host is empty, the port is
+    /// not a number, it contains whitespace, control characters or a comma, or it is longer
+    /// than [`Url::CAPACITY`].
+    pub fn parse(text: &str) -> Result<Url, UrlError> {
+        if text.len() > Self::CAPACITY {
+            return Err(UrlError::TooLong);
+        }
+        if text
+            .bytes()
+            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b == b',')
+        {
+            return Err(UrlError::InvalidCharacter);
+        }
+        let lower_starts = |prefix: &str| {
+            text.len() >= prefix.len() && text[..prefix.len()].eq_ignore_ascii_case(prefix)
+        };
+        let rest = if lower_starts("http://") {
+            &text[7..]
+        } else if lower_starts("https://") {
+            &text[8..]
+        } else {
+            return Err(UrlError::UnsupportedScheme);
+        };
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        let host_port = authority.rsplit('@').next().unwrap_or_default();
+        let (host, port) = match host_port.rfind(':') {
+            Some(colon) if !host_port[colon..].contains(']') => {
+                (&host_port[..colon], Some(&host_port[colon + 1..]))
+            }
+            _ => (host_port, None),
+        };
+        if host.is_empty() {
+            return Err(UrlError::MissingHost);
+        }
+        if let Some(port) = port
+            && !matches!(port.parse::<u16>(), Ok(p) if p > 0 && port.bytes().all(|b| b.is_ascii_digit()))
+        {
+            return Err(UrlError::InvalidPort);
+        }
+        let mut bytes = [0; Self::CAPACITY];
+        bytes[..text.len()].copy_from_slice(text.as_bytes());
+        Ok(Url {
+            bytes,
+            len: text.len() as u16,
+        })
+    }
+
+    /// The address as given, credentials included: hand it to an HTTP client, never to a
+    /// log line.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        // Copied from a `&str` whole.
+        core::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+
+    /// The address with any userinfo removed: `https://host:9200/`.
+    #[must_use]
+    pub fn without_credentials(&self) -> (&str, &str) {
+        let text = self.as_str();
+        let scheme_end = text.find("://").map_or(0, |i| i + 3);
+        let authority_end = text[scheme_end..]
+            .find(['/', '?', '#'])
+            .map_or(text.len(), |i| scheme_end + i);
+        match text[scheme_end..authority_end].rfind('@') {
+            Some(at) => (&text[..scheme_end], &text[scheme_end + at + 1..]),
+            None => (text, ""),
+        }
+    }
+
+    /// The `user` and `password` of `http(s)://user:password@host`, if present (still
+    /// percent-encoded as written).
+    #[must_use]
+    pub fn credentials(&self) -> Option<(&str, &str)> {
+        let text = self.as_str();
+        let scheme_end = text.find("://")? + 3;
+        let authority = text[scheme_end..].split(['/', '?', '#']).next()?;
+        let at = authority.rfind('@')?;
+        let userinfo = &authority[..at];
+        Some(userinfo.split_once(':').unwrap_or((userinfo, "")))
+    }
+}
+
+impl fmt::Display for Url {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (scheme, rest) = self.without_credentials();
+        match self.credentials() {
+            Some((user, _)) => write!(f, "{scheme}{user}:***@{rest}"),
+            None => f.write_str(scheme),
+        }
+    }
+}
+
+impl fmt::Debug for Url {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Url(\"{self}\")")
+    }
+}
+
+/// One `key = value` entry of a properties file, escapes resolved.
+struct Entry {
+    line: u32,
+    key: [u8; 64],
+    key_len: usize,
+    key_overflow: bool,
+    value: [u8; Url::CAPACITY],
+    value_len: usize,
+    value_overflow: bool,
+}
+
+impl Entry {
+    fn key(&self) -> &str {
+        core::str::from_utf8(&self.key[..self.key_len]).unwrap_or_default()
+    }
+
+    fn value(&self) -> &str {
+        core::str::from_utf8(&self.value[..self.value_len])
+            .unwrap_or_default()
+            .trim_end()
+    }
+}
+
+/// Pushes a character into a fixed buffer, or records that it did not fit.
+fn push(buf: &mut [u8], len: &mut usize, overflow: &mut bool, c: char) {
+    let mut utf8 = [0; 4];
+    let encoded = c.encode_utf8(&mut utf8).as_bytes();
+    match buf.get_mut(*len..*len + encoded.len()) {
+        Some(slot) if !*overflow => {
+            slot.copy_from_slice(encoded);
+            *len += encoded.len();
+        }
+        _ => *overflow = true,
+    }
+}
+
+/// A character of a logical line, and whether it was written as an escape.
+#[derive(Clone, Copy)]
+struct Unit {
+    c: char,
+    escaped: bool,
+}
+
+/// Walks the text one logical line at a time, per `java.util.Properties.load`.
+struct Reader<'a> {
+    text: &'a str,
+    pos: usize,
+    line: u32,
+}
+
+impl<'a> Reader<'a> {
+    fn new(text: &'a str) -> Reader<'a> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        Reader {
+            text,
+            pos: 0,
+            line: 1,
+        }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.text[self.pos..].chars().next()
+    }
+
+    /// Consumes a line terminator (`\n`, `\r` or `\r\n`) if one is next.
+    fn eat_newline(&mut self) -> bool {
+        match self.peek() {
+            Some('\n') => self.pos += 1,
+            Some('\r') => {
+                self.pos += 1;
+                if self.peek() == Some('\n') {
+                    self.pos += 1;
+                }
+            }
+            _ => return false,
+        }
+        self.line += 1;
+        true
+    }
+
+    fn skip_blank(&mut self) {
+        while let Some(' ' | '\t' | '\u{c}') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn skip_line(&mut self) {
+        while let Some(c) = self.peek() {
+            if c == '\n' || c == '\r' {
+                break;
+            }
+            self.pos += c.len_utf8();
+        }
+        self.eat_newline();
+    }
+
+    /// The next character of the current logical line, `None` at its end (the terminator
+    /// is consumed).
+    fn unit(&mut self, start_line: u32) -> Result<Option<Unit>, ConfigError> {
+        loop {
+            let Some(c) = self.peek() else {
+                return Ok(None);
+            };
+            if self.eat_newline() {
+                return Ok(None);
+            }
+            self.pos += c.len_utf8();
+            if c != '\\' {
+                return Ok(Some(Unit { c, escaped: false }));
+            }
+            let Some(next) = self.peek() else {
+                return Ok(None);
+            };
+            if self.eat_newline() {
+                // A continuation: the next line's leading whitespace is not part of the value.
+                self.skip_blank();
+                continue;
+            }
+            self.pos += next.len_utf8();
+            let c = match next {
+                't' => '\t',
+                'n' => '\n',
+                'r' => '\r',
+                'f' => '\u{c}',
+                'u' => {
+                    let hex = self.text.get(self.pos..self.pos + 4);
+                    let decoded = hex
+                        .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                        .and_then(|h| u32::from_str_radix(h, 16).ok())
+                        .and_then(char::from_u32);
+                    match decoded {
+                        Some(c) => {
+                            self.pos += 4;
+                            c
+                        }
+                        None => return Err(self.malformed(start_line)),
+                    }
+                }
+                other => other,
+            };
+            return Ok(Some(Unit { c, escaped: true }));
+        }
+    }
+
+    fn malformed(&self, line: u32) -> ConfigError {
+        let rest = self.text[self.pos..].lines().next().unwrap_or_default();
+        ConfigError {
+            line,
+            key: Snippet::new(""),
+            value: Snippet::new(rest),
+            kind: ConfigErrorKind::MalformedEscape,
+        }
+    }
+
+    fn next_entry(&mut self) -> Result<Option<Entry>, ConfigError> {
+        loop {
+            if self.pos >= self.text.len() {
+                return Ok(None);
+            }
+            self.skip_blank();
+            match self.peek() {
+                None => return Ok(None),
+                Some('#' | '!') => self.skip_line(),
+                Some(_) if self.eat_newline() => {}
+                Some(_) => break,
+            }
+        }
+        let line = self.line;
+        let mut entry = Entry {
+            line,
+            key: [0; 64],
+            key_len: 0,
+            key_overflow: false,
+            value: [0; Url::CAPACITY],
+            value_len: 0,
+            value_overflow: false,
+        };
+        // The key runs to the first unescaped separator.
+        let mut separator = None;
+        while let Some(unit) = self.unit(line)? {
+            if !unit.escaped && matches!(unit.c, '=' | ':' | ' ' | '\t' | '\u{c}') {
+                separator = Some(unit.c);
+                break;
+            }
+            push(
+                &mut entry.key,
+                &mut entry.key_len,
+                &mut entry.key_overflow,
+                unit.c,
+            );
+        }
+        if let Some(separator) = separator {
+            // Whitespace, then at most one `=` or `:` if the key ended at whitespace, then
+            // whitespace again; the value is the rest of the logical line.
+            let mut may_take_separator = !matches!(separator, '=' | ':');
+            let mut in_value = false;
+            while let Some(unit) = self.unit(line)? {
+                if !in_value && !unit.escaped {
+                    if matches!(unit.c, ' ' | '\t' | '\u{c}') {
+                        continue;
+                    }
+                    if may_take_separator && matches!(unit.c, '=' | ':') {
+                        may_take_separator = false;
+                        continue;
+                    }
+                }
+                in_value = true;
+                push(
+                    &mut entry.value,
+                    &mut entry.value_len,
+                    &mut entry.value_overflow,
+                    unit.c,
+                );
+            }
+        }
+        Ok(Some(entry))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Config {
+        match Config::from_properties(text) {
+            Ok(config) => config,
+            Err(e) => panic!("{text:?}: {e}"),
+        }
+    }
+
+    #[test]
+    fn defaults_are_fess_defaults() {
+        let config = parse("");
+        assert_eq!(config, Config::DEFAULT);
+        assert_eq!(config.web_threshold, 100);
+        assert_eq!(config.api_threshold, 100);
+        assert_eq!(config.monitor_interval, Duration::from_secs(1));
+        assert_eq!(config.adaptive_threshold, 50);
+        assert_eq!(config.retry_after, 60);
+        assert_eq!(config.search_engine_url, None);
+        assert!(!config.http_control_enabled());
+        assert!(config.adaptive_enabled());
+    }
+
+    #[test]
+    fn separators_whitespace_and_comments() {
+        let config = parse(
+            "# comment\n\
+             ! another = comment\n\
+             \n   \t\n\
+             web.load.control=70\n\
+             \t api.load.control : 80   \n\
+             load.control.monitor.interval 2\n\
+             adaptive.load.control\t=\t0\r\n",
+        );
+        assert_eq!(config.web_threshold, 70);
+        assert_eq!(config.api_threshold, 80);
+        assert_eq!(config.monitor_interval, Duration::from_secs(2));
+        assert_eq!(config.adaptive_threshold, 0);
+        assert!(!config.adaptive_enabled());
+        // `:=30`: the separator is `:`, the value `=30`, which is not an integer in Java
+        // either. Prove it with the error instead:
+        assert!(Config::from_properties("load.control.retry.after:=30").is_err());
+        assert_eq!(parse("load.control.retry.after = 30").retry_after, 30);
+    }
+
+    #[test]
+    fn continuations_and_escapes() {
+        let config = parse(
+            "web.load.con\\\n    trol = 6\\\n   5\n\
+             search_engine.http.url = https\\://admin\\:secret@search.example\\:9200\n\
+             api.load.control=\\u0038\\u0030\n",
+        );
+        assert_eq!(config.web_threshold, 65);
+        assert_eq!(config.api_threshold, 80);
+        let url = config.search_engine_url.expect("url");
+        assert_eq!(url.as_str(), "https://admin:secret@search.example:9200");
+        assert_eq!(url.credentials(), Some(("admin", "secret")));
+        assert_eq!(
+            url.without_credentials(),
+            ("https://", "search.example:9200")
+        );
+    }
+
+    #[test]
+    fn crlf_and_cr_line_endings_count_lines() {
+        let error = Config::from_properties("a=1\r\nb=2\rweb.load.control=x\r\n").unwrap_err();
+        assert_eq!(error.line, 3);
+    }
+
+    #[test]
+    fn unknown_keys_are_ignored_last_wins() {
+        let config = parse("foo=bar\nweb.load.control=10\nweb.load.control=20\nx\n");
+        assert_eq!(config.web_threshold, 20);
+    }
+
+    #[test]
+    fn fess_threshold_meanings_are_kept() {
+        let config = parse("web.load.control=200\napi.load.control=-5\nadaptive.load.control=-1");
+        assert_eq!(config.web_threshold, 200);
+        assert_eq!(config.api_threshold, -5);
+        assert!(config.http_control_enabled());
+        assert!(!config.adaptive_enabled());
+        assert_eq!(parse("web.load.control=+80").web_threshold, 80);
+    }
+
+    #[test]
+    fn errors_name_line_key_and_value() {
+        let cases: [(&str, u32, &str, &str, ConfigErrorKind); 8] = [
+            (
+                "web.load.control=abc",
+                1,
+                "web.load.control",
+                "abc",
+                ConfigErrorKind::NotAnInteger,
+            ),
+            (
+                "\n\napi.load.control=8.5",
+                3,
+                "api.load.control",
+                "8.5",
+                ConfigErrorKind::NotAnInteger,
+            ),
+            (
+                "adaptive.load.control=",
+                1,
+                "adaptive.load.control",
+                "",
+                ConfigErrorKind::NotAnInteger,
+            ),
+            (
+                "web.load.control=99999999999",
+                1,
+                "web.load.control",
+                "99999999999",
+                ConfigErrorKind::NotAnInteger,
+            ),
+            (
+                "load.control.monitor.interval=0",
+                1,
+                "load.control.monitor.interval",
+                "0",
+                ConfigErrorKind::OutOfRange {
+                    min: 1,
+                    max: 86_400,
+                },
+            ),
+            (
+                "load.control.monitor.interval=86401",
+                1,
+                "load.control.monitor.interval",
+                "86401",
+                ConfigErrorKind::OutOfRange {
+                    min: 1,
+                    max: 86_400,
+                },
+            ),
+            (
+                "load.control.retry.after=-1",
+                1,
+                "load.control.retry.after",
+                "-1",
+                ConfigErrorKind::OutOfRange {
+                    min: 1,
+                    max: 86_400,
+                },
+            ),
+            (
+                "search_engine.http.url=ftp://x",
+                1,
+                "search_engine.http.url",
+                "ftp://x",
+                ConfigErrorKind::InvalidUrl(UrlError::UnsupportedScheme),
+            ),
+        ];
+        for (text, line, key, value, kind) in cases {
+            let error = Config::from_properties(text).unwrap_err();
+            assert_eq!(error.line, line, "{text}");
+            assert_eq!(error.key.as_str(), key, "{text}");
+            assert_eq!(error.value.as_str(), value, "{text}");
+            assert_eq!(error.kind, kind, "{text}");
+        }
+    }
+
+    #[test]
+    fn malformed_escape_is_a_malformed_line() {
+        let error = Config::from_properties("ok=1\nfoo=\\u12G4\n").unwrap_err();
+        assert_eq!(error.line, 2);
+        assert_eq!(error.kind, ConfigErrorKind::MalformedEscape);
+        assert!(error.to_string().starts_with("line 2: "), "{error}");
+        let error = Config::from_properties("foo=\\uD800").unwrap_err();
+        assert_eq!(error.kind, ConfigErrorKind::MalformedEscape);
+    }
+
+    #[test]
+    fn apply_keeps_the_old_config_on_error() {
+        let mut config = parse("web.load.control=70");
+        assert!(
+            config
+                .apply_properties("api.load.control=80\nweb.load.control=x")
+                .is_err()
+        );
+        assert_eq!(config.web_threshold, 70);
+        assert_eq!(config.api_threshold, 100);
+    }
+
+    #[test]
+    fn long_values_are_cut_in_errors() {
+        let mut long = heapless::String::<200>::new();
+        let _ = long.push_str("web.load.control=");
+        for _ in 0..60 {
+            let _ = long.push('é');
+        }
+        let error = Config::from_properties(&long).unwrap_err();
+        assert!(error.value.is_truncated());
+        assert_eq!(error.value.as_str().chars().count(), 24);
+    }
+
+    #[test]
+    fn urls() {
+        for (text, expected) in [
+            ("http://localhost:9200", Ok(())),
+            ("HTTPS://search.example", Ok(())),
+            ("https://[::1]:9200/", Ok(())),
+            ("http://u:p@h:1/prefix", Ok(())),
+            ("localhost:9200", Err(UrlError::UnsupportedScheme)),
+            ("http://", Err(UrlError::MissingHost)),
+            ("http://user@:80", Err(UrlError::MissingHost)),
+            ("http://h:0", Err(UrlError::InvalidPort)),
+            ("http://h:99999", Err(UrlError::InvalidPort)),
+            ("http://h:+80", Err(UrlError::InvalidPort)),
+            (
+                "http://a:9200,http://b:9200",
+                Err(UrlError::InvalidCharacter),
+            ),
+            ("http://a b", Err(UrlError::InvalidCharacter)),
+        ] {
+            assert_eq!(Url::parse(text).map(|_| ()), expected, "{text}");
+        }
+        let url = Url::parse("https://admin:hunter2@h:9200/x").unwrap();
+        let mut shown = heapless::String::<128>::new();
+        let _ = core::fmt::write(&mut shown, format_args!("{url} {url:?}"));
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("admin:***@h:9200/x"), "{shown}");
+        assert_eq!(parse("search_engine.http.url=").search_engine_url, None);
+    }
+}

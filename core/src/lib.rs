@@ -1,0 +1,25 @@
+#![doc = include_str!("../../README.md")]
+#![cfg_attr(not(any(test, feature = "std")), no_std)]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod adaptive;
+pub mod busy;
+mod config;
+mod control;
+mod gauge;
+pub mod opensearch;
+mod path;
+mod snippet;
+mod source;
+mod time;
+
+pub use adaptive::{AdaptiveGate, Wait};
+pub use config::{Config, ConfigError, ConfigErrorKind, MAX_SECONDS, Url, UrlError, keys};
+pub use control::{Decision, LoadControl};
+pub use gauge::{CpuGauge, CpuPercent, FailureCounter, FailureLevel, Reading};
+pub use path::{EXCLUDED_PREFIXES, Route, STATIC_EXTENSIONS, classify, classify_bytes};
+pub use snippet::Snippet;
+pub use source::{CpuSample, CpuSource, FixedSource, ScriptedSource, SourceError, SourceErrorKind};
+pub use time::{Clock, Instant, ManualClock, Sleep};

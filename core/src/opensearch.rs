@@ -1,0 +1,480 @@
+//! An allocation-free parser of OpenSearch `_nodes/stats/os` bodies: the busiest node's CPU.
+
+use core::cell::Cell;
+use core::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+use crate::CpuPercent;
+
+/// The request path that returns exactly what [`parse_node_stats`] reads: every node's
+/// `os.cpu.percent`, plus the `_nodes` header so that partial failures stay visible.
+pub const NODE_STATS_PATH: &str = "/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent";
+
+/// What a `_nodes/stats/os` body says about the cluster's CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeStats {
+    /// The highest `os.cpu.percent` over the nodes that could measure it; `0 %` when none
+    /// could (Fess: the maximum starts at 0).
+    pub max_cpu: CpuPercent,
+    /// Entries in `nodes`, the nodes that answered.
+    pub nodes: u32,
+    /// Nodes whose percent was known (not `-1`, not missing).
+    pub measured: u32,
+    /// `_nodes.total`, when the body has the header.
+    pub total: Option<u32>,
+    /// `_nodes.failed`, when the body has the header: nodes that did not answer.
+    pub failed: Option<u32>,
+}
+
+/// Caps checked before parsing, because the JSON parser has no limits of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Largest body accepted, in bytes.
+    pub max_body: usize,
+    /// Deepest nesting of objects and arrays accepted.
+    pub max_depth: usize,
+}
+
+impl Limits {
+    /// 1 MiB and 64 levels: a 1,000-node filtered response is about 60 KiB and 5 levels
+    /// deep; a full unfiltered one is a few KiB per node and under 10 levels.
+    pub const DEFAULT: Limits = Limits {
+        max_body: 1 << 20,
+        max_depth: 64,
+    };
+
+    /// Limits with the given caps.
+    #[must_use]
+    pub const fn new(max_body: usize, max_depth: usize) -> Limits {
+        Limits {
+            max_body,
+            max_depth,
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::DEFAULT
+    }
+}
+
+/// Why a body could not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// The body is longer than [`Limits::max_body`].
+    TooLarge {
+        /// The body's length.
+        len: usize,
+        /// The cap.
+        limit: usize,
+    },
+    /// Objects and arrays nest deeper than [`Limits::max_depth`].
+    TooDeep {
+        /// The cap.
+        limit: usize,
+    },
+    /// A node's `os.cpu.percent` is not an integer.
+    PercentNotInteger,
+    /// A node's `os.cpu.percent` is above 100.
+    PercentOutOfRange(i64),
+    /// The body is an error response (`{"error": ...}`), not node stats.
+    ErrorResponse,
+    /// The body is not the JSON object expected.
+    Json(JsonError),
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::TooLarge { len, limit } => {
+                write!(f, "body of {len} bytes exceeds the {limit}-byte limit")
+            }
+            ParseError::TooDeep { limit } => write!(f, "JSON nested deeper than {limit} levels"),
+            ParseError::PercentNotInteger => f.write_str("os.cpu.percent is not an integer"),
+            ParseError::PercentOutOfRange(n) => {
+                write!(f, "os.cpu.percent {n} is above 100")
+            }
+            ParseError::ErrorResponse => f.write_str("the body is an error response"),
+            ParseError::Json(e) => write!(f, "invalid node stats JSON: {e}"),
+        }
+    }
+}
+
+impl core::error::Error for ParseError {}
+
+/// A syntax or shape error from the JSON parser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsonError(serde_json_core::de::Error);
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// Reads a `_nodes/stats/os` body with [`Limits::DEFAULT`].
+///
+/// Takes the maximum `nodes.<id>.os.cpu.percent`, skipping nodes that report a negative
+/// percent (`-1`: cannot measure) or have no `os`/`cpu`; counts nodes; reads `_nodes.total`
+/// and `_nodes.failed` when present. `{}` (a `filter_path` that matched nothing) reads as
+/// zero nodes at 0 %.
+///
+/// # Errors
+///
+/// [`ParseError`] for a body over the size or depth cap, non-JSON or truncated input, an
+/// error response (`{"error": ...}`), and a percent that is not an integer or is above 100.
+/// Never panics, whatever the bytes.
+///
+/// # Performance
+///
+/// One pre-scan for depth, one parse; nothing is allocated and no node id is copied.
+///
+/// ```
+/// use load_core::opensearch::parse_node_stats;
+///
+/// let body = br#"{"_nodes":{"total":3,"successful":2,"failed":1},
+///   "nodes":{"a":{"os":{"cpu":{"percent":3}}},"b":{"os":{"cpu":{"percent":87}}}}}"#;
+/// let stats = parse_node_stats(body)?;
+/// assert_eq!(stats.max_cpu.get(), 87);
+/// assert_eq!((stats.nodes, stats.failed), (2, Some(1)));
+/// # Ok::<(), load_core::opensearch::ParseError>(())
+/// ```
+pub fn parse_node_stats(body: &[u8]) -> Result<NodeStats, ParseError> {
+    parse_node_stats_with(body, Limits::DEFAULT)
+}
+
+/// [`parse_node_stats`] with explicit [`Limits`].
+///
+/// # Errors
+///
+/// As [`parse_node_stats`].
+pub fn parse_node_stats_with(body: &[u8], limits: Limits) -> Result<NodeStats, ParseError> {
+    if body.len() > limits.max_body {
+        return Err(ParseError::TooLarge {
+            len: body.len(),
+            limit: limits.max_body,
+        });
+    }
+    check_depth(body, limits.max_depth)?;
+    let ctx = Ctx::default();
+    let mut deserializer = serde_json_core::de::Deserializer::new(body, None);
+    let parsed = Top(&ctx)
+        .deserialize(&mut deserializer)
+        .and_then(|()| deserializer.end());
+    match parsed {
+        Ok(_) => Ok(ctx.stats.get()),
+        Err(e) => Err(ctx.error.get().unwrap_or(ParseError::Json(JsonError(e)))),
+    }
+}
+/// Rejects nesting deeper than `limit` before the recursive parser sees it.
+fn check_depth(body: &[u8], limit: usize) -> Result<(), ParseError> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in body {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > limit {
+                    return Err(ParseError::TooDeep { limit });
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct Ctx {
+    stats: Cell<NodeStats>,
+    /// A typed error found by a visitor, reported instead of the parser's generic one.
+    error: Cell<Option<ParseError>>,
+}
+
+impl Ctx {
+    fn update(&self, f: impl FnOnce(&mut NodeStats)) {
+        let mut stats = self.stats.get();
+        f(&mut stats);
+        self.stats.set(stats);
+    }
+}
+
+/// One level of the document: what to do with each field of an object.
+trait Fields<'de>: Sized {
+    fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error>;
+}
+
+/// Visits an object field by field; `null` where an object may stand counts as absent.
+struct Object<T>(T);
+
+impl<'de, T: Fields<'de>> Visitor<'de> for Object<T> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<&'de str>()? {
+            self.0.field(key, &mut map)?;
+        }
+        Ok(())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+/// Implements `DeserializeSeed` for a level: an object, or `null` (absent).
+macro_rules! object_seed {
+    ($($level:ident),*) => {$(
+        impl<'de> DeserializeSeed<'de> for $level<'_> {
+            type Value = ();
+
+            fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+                deserializer.deserialize_option(Object(self))
+            }
+        }
+    )*};
+}
+
+struct Top<'c>(&'c Ctx);
+struct Header<'c>(&'c Ctx);
+struct Nodes<'c>(&'c Ctx);
+struct Node<'c>(&'c Ctx);
+struct Os<'c>(&'c Ctx);
+struct Cpu<'c>(&'c Ctx);
+
+object_seed!(Header, Nodes, Node, Os, Cpu);
+
+impl<'de> DeserializeSeed<'de> for Top<'_> {
+    type Value = ();
+
+    // The document itself must be an object, not `null`.
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(Object(self))
+    }
+}
+
+impl<'de> Fields<'de> for Top<'_> {
+    fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "_nodes" => map.next_value_seed(Header(self.0)),
+            "nodes" => map.next_value_seed(Nodes(self.0)),
+            "error" => {
+                self.0.error.set(Some(ParseError::ErrorResponse));
+                Err(de::Error::custom("error response"))
+            }
+            _ => map.next_value::<IgnoredAny>().map(drop),
+        }
+    }
+}
+
+impl<'de> Fields<'de> for Header<'_> {
+    fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "total" => {
+                let total = map.next_value::<u32>()?;
+                self.0.update(|s| s.total = Some(total));
+            }
+            "failed" => {
+                let failed = map.next_value::<u32>()?;
+                self.0.update(|s| s.failed = Some(failed));
+            }
+            _ => drop(map.next_value::<IgnoredAny>()?),
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Fields<'de> for Nodes<'_> {
+    fn field<A: MapAccess<'de>>(&self, _id: &str, map: &mut A) -> Result<(), A::Error> {
+        self.0.update(|s| s.nodes = s.nodes.saturating_add(1));
+        map.next_value_seed(Node(self.0))
+    }
+}
+
+impl<'de> Fields<'de> for Node<'_> {
+    fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "os" => map.next_value_seed(Os(self.0)),
+            _ => map.next_value::<IgnoredAny>().map(drop),
+        }
+    }
+}
+
+impl<'de> Fields<'de> for Os<'_> {
+    fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "cpu" => map.next_value_seed(Cpu(self.0)),
+            _ => map.next_value::<IgnoredAny>().map(drop),
+        }
+    }
+}
+
+impl<'de> Fields<'de> for Cpu<'_> {
+    fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        if key != "percent" {
+            return map.next_value::<IgnoredAny>().map(drop);
+        }
+        // Read as a number of any form, so that `3.5` is reported as what it is rather than
+        // as a syntax error after the `3`.
+        let percent = map.next_value::<f64>().inspect_err(|_| {
+            self.0.error.set(Some(ParseError::PercentNotInteger));
+        })?;
+        if percent > 100.0 {
+            // Saturating float-to-int conversion: huge values read as i64::MAX.
+            self.0
+                .error
+                .set(Some(ParseError::PercentOutOfRange(percent as i64)));
+            return Err(de::Error::custom("percent out of range"));
+        }
+        let percent_int = percent as i64;
+        // Integral values survive the round trip; fractions and NaN do not.
+        if percent_int as f64 != percent {
+            self.0.error.set(Some(ParseError::PercentNotInteger));
+            return Err(de::Error::custom("percent is not an integer"));
+        }
+        let percent = percent_int;
+        // Negative: the node cannot measure its CPU (`-1`); it is skipped.
+        if let Some(cpu) = u8::try_from(percent).ok().and_then(CpuPercent::new) {
+            self.0.update(|s| {
+                s.measured += 1;
+                s.max_cpu = s.max_cpu.max(cpu);
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(body: &str) -> NodeStats {
+        match parse_node_stats(body.as_bytes()) {
+            Ok(stats) => stats,
+            Err(e) => panic!("{body}: {e}"),
+        }
+    }
+
+    #[test]
+    fn empty_object_is_zero_nodes_at_zero() {
+        assert_eq!(stats("{}"), NodeStats::default());
+        assert_eq!(stats(" {\"nodes\":{}} \n").nodes, 0);
+    }
+
+    #[test]
+    fn integral_numbers_in_any_form_are_integers() {
+        let s = stats(
+            r#"{"nodes":{"a":{"os":{"cpu":{"percent":1e2}}},"b":{"os":{"cpu":{"percent":-1.0}}}}}"#,
+        );
+        assert_eq!((s.max_cpu.get(), s.measured), (100, 1));
+    }
+
+    #[test]
+    fn max_skips_unknown_and_missing() {
+        let s = stats(
+            r#"{"nodes":{"a":{"os":{"cpu":{"percent":-1}}},"b":{"os":{"cpu":{"percent":40,"load_average":{"1m":0.5}}}},
+                "c":{"os":{"mem":{}}},"d":{"name":"x"},"e":{"os":null},"f":{"os":{"cpu":{"percent":7}}}}}"#,
+        );
+        assert_eq!(s.max_cpu.get(), 40);
+        assert_eq!((s.nodes, s.measured), (6, 2));
+        assert_eq!((s.total, s.failed), (None, None));
+    }
+
+    #[test]
+    fn typed_errors() {
+        let cases: [(&str, ParseError); 6] = [
+            (
+                r#"{"nodes":{"a":{"os":{"cpu":{"percent":3.5}}}}}"#,
+                ParseError::PercentNotInteger,
+            ),
+            (
+                r#"{"nodes":{"a":{"os":{"cpu":{"percent":"3"}}}}}"#,
+                ParseError::PercentNotInteger,
+            ),
+            (
+                r#"{"nodes":{"a":{"os":{"cpu":{"percent":101}}}}}"#,
+                ParseError::PercentOutOfRange(101),
+            ),
+            (
+                r#"{"nodes":{"a":{"os":{"cpu":{"percent":-1.5}}}}}"#,
+                ParseError::PercentNotInteger,
+            ),
+            (
+                r#"{"nodes":{"a":{"os":{"cpu":{"percent":null}}}}}"#,
+                ParseError::PercentNotInteger,
+            ),
+            (
+                r#"{"nodes":{"a":{"os":{"cpu":{"percent":99999999999999999999}}}}}"#,
+                ParseError::PercentOutOfRange(i64::MAX),
+            ),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(parse_node_stats(body.as_bytes()), Err(expected), "{body}");
+        }
+        assert_eq!(
+            parse_node_stats(br#"{"error":{"type":"x"},"status":403}"#),
+            Err(ParseError::ErrorResponse)
+        );
+        for body in [
+            "",
+            "null",
+            "[]",
+            "{",
+            r#"{"nodes":"#,
+            "{} x",
+            "\u{0}",
+            r#"{"nodes":[1]}"#,
+        ] {
+            assert!(
+                matches!(parse_node_stats(body.as_bytes()), Err(ParseError::Json(_))),
+                "{body:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn caps_are_checked_first() {
+        let limits = Limits::new(16, 3);
+        assert_eq!(
+            parse_node_stats_with(b"{                  }", limits),
+            Err(ParseError::TooLarge { len: 20, limit: 16 })
+        );
+        assert_eq!(
+            parse_node_stats_with(b"{\"a\":[[[1]]]}", Limits::new(100, 3)),
+            Err(ParseError::TooDeep { limit: 3 })
+        );
+        // Brackets inside strings do not count.
+        assert!(parse_node_stats_with(br#"{"a":"[[[[\"[["}"#, Limits::new(100, 3)).is_ok());
+        let mut deep = [b'['; 100_000];
+        deep[0] = b'{';
+        assert_eq!(
+            parse_node_stats(&deep),
+            Err(ParseError::TooDeep { limit: 64 })
+        );
+    }
+}

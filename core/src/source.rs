@@ -1,0 +1,316 @@
+//! Where CPU samples come from: the [`CpuSource`] trait, its sample and error types, and
+//! allocation-free test doubles.
+
+use core::fmt;
+use core::future::Future;
+use core::sync::atomic::{AtomicU8, AtomicU32, Ordering};
+
+use crate::opensearch::{NodeStats, ParseError};
+use crate::{CpuPercent, Snippet};
+
+/// One reading of a CPU source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuSample {
+    /// The CPU: for a cluster, the busiest node (0 % when no node could measure, as in
+    /// Fess); for a machine, its usage, `None` when it cannot measure.
+    pub cpu: Option<CpuPercent>,
+    /// Nodes that answered (1 for a machine).
+    pub nodes: u32,
+    /// Nodes that did not answer (a cluster's `_nodes.failed`, 0 when unknown).
+    pub failed: u32,
+}
+
+impl CpuSample {
+    /// A sample of one machine.
+    #[must_use]
+    pub const fn local(cpu: Option<CpuPercent>) -> CpuSample {
+        CpuSample {
+            cpu,
+            nodes: 1,
+            failed: 0,
+        }
+    }
+
+    /// A sample of a cluster, from a parsed `_nodes/stats/os` body.
+    #[must_use]
+    pub const fn cluster(stats: &NodeStats) -> CpuSample {
+        CpuSample {
+            cpu: Some(stats.max_cpu),
+            nodes: stats.nodes,
+            failed: match stats.failed {
+                Some(failed) => failed,
+                None => 0,
+            },
+        }
+    }
+}
+
+/// A source of CPU samples: a cluster polled over HTTP, this machine, or a test double.
+///
+/// The future is `Send` so that monitors can run on multi-threaded executors.
+///
+/// # Example
+///
+/// A source that reads a value some other part of the program keeps up to date:
+///
+/// ```
+/// use core::sync::atomic::{AtomicU8, Ordering};
+/// use load_core::{CpuPercent, CpuSample, CpuSource, SourceError};
+///
+/// struct FromAtomic<'a>(&'a AtomicU8);
+///
+/// impl CpuSource for FromAtomic<'_> {
+///     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
+///         let percent = self.0.load(Ordering::Relaxed);
+///         Ok(CpuSample::local(CpuPercent::new(percent)))
+///     }
+/// }
+///
+/// let value = AtomicU8::new(42);
+/// let sample = futures::executor::block_on(FromAtomic(&value).sample()).unwrap();
+/// assert_eq!(sample.cpu, CpuPercent::new(42));
+/// ```
+pub trait CpuSource {
+    /// Takes one sample.
+    fn sample(&mut self) -> impl Future<Output = Result<CpuSample, SourceError>> + Send;
+}
+
+impl<S: CpuSource + Send + ?Sized> CpuSource for &mut S {
+    fn sample(&mut self) -> impl Future<Output = Result<CpuSample, SourceError>> + Send {
+        (**self).sample()
+    }
+}
+
+/// What kind of failure a [`SourceError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SourceErrorKind {
+    /// The address could not be resolved or connected to, or TLS failed.
+    Connect,
+    /// The whole exchange took longer than its timeout.
+    Timeout,
+    /// The server answered with a status that is not 2xx.
+    Status(u16),
+    /// The body could not be read.
+    Body(ParseError),
+    /// The connection failed while reading.
+    Io,
+    /// The source cannot measure at all on this machine.
+    Unsupported,
+    /// Anything else, described by the detail.
+    Other,
+}
+
+/// Why a sample could not be taken: a small `Copy` value with a kind and up to 160 bytes of
+/// detail (for an HTTP status, the first line of the body).
+///
+/// It never carries credentials: sources must not put them in the detail.
+///
+/// ```
+/// use load_core::{SourceError, SourceErrorKind};
+///
+/// let error = SourceError::new(SourceErrorKind::Status(401), "Unauthorized");
+/// assert_eq!(error.to_string(), "HTTP status 401: Unauthorized");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct SourceError {
+    kind: SourceErrorKind,
+    detail: Snippet<160>,
+}
+
+impl SourceError {
+    /// An error of `kind` with a detail (cut at 160 bytes).
+    #[must_use]
+    pub fn new(kind: SourceErrorKind, detail: &str) -> SourceError {
+        SourceError {
+            kind,
+            detail: Snippet::new(detail),
+        }
+    }
+
+    /// An error of `kind` without detail.
+    #[must_use]
+    pub fn of(kind: SourceErrorKind) -> SourceError {
+        SourceError {
+            kind,
+            detail: Snippet::default(),
+        }
+    }
+
+    /// What kind of failure it is.
+    #[must_use]
+    pub const fn kind(&self) -> SourceErrorKind {
+        self.kind
+    }
+
+    /// The detail, possibly empty.
+    #[must_use]
+    pub fn detail(&self) -> &str {
+        self.detail.as_str()
+    }
+}
+
+impl From<ParseError> for SourceError {
+    fn from(e: ParseError) -> Self {
+        SourceError::of(SourceErrorKind::Body(e))
+    }
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            SourceErrorKind::Connect => f.write_str("cannot connect")?,
+            SourceErrorKind::Timeout => f.write_str("timed out")?,
+            SourceErrorKind::Status(status) => write!(f, "HTTP status {status}")?,
+            SourceErrorKind::Body(e) => write!(f, "{e}")?,
+            SourceErrorKind::Io => f.write_str("connection failed")?,
+            SourceErrorKind::Unsupported => f.write_str("CPU usage cannot be measured here")?,
+            SourceErrorKind::Other => f.write_str("sampling failed")?,
+        }
+        if !self.detail.is_empty() {
+            write!(f, ": {}", self.detail)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SourceError")
+            .field("kind", &self.kind)
+            .field("detail", &self.detail)
+            .finish()
+    }
+}
+
+impl core::error::Error for SourceError {}
+
+/// A test double that plays a fixed script of results, then repeats the last one, and
+/// counts how often it was sampled. Share it by reference (`&ScriptedSource` is a
+/// [`CpuSource`]) so a test can read [`ScriptedSource::taken`] while a monitor runs.
+///
+/// ```
+/// use load_core::{CpuPercent, CpuSample, CpuSource, ScriptedSource, SourceError, SourceErrorKind};
+///
+/// static SCRIPT: [Result<CpuSample, SourceError>; 2] = [
+///     Ok(CpuSample::local(CpuPercent::new(90))),
+///     Ok(CpuSample::local(CpuPercent::new(10))),
+/// ];
+/// let source = ScriptedSource::new(&SCRIPT);
+/// futures::executor::block_on(async {
+///     assert_eq!((&source).sample().await.unwrap().cpu, CpuPercent::new(90));
+///     assert_eq!((&source).sample().await.unwrap().cpu, CpuPercent::new(10));
+///     assert_eq!((&source).sample().await.unwrap().cpu, CpuPercent::new(10));
+/// });
+/// assert_eq!(source.taken(), 3);
+/// ```
+#[derive(Debug)]
+pub struct ScriptedSource<'a> {
+    script: &'a [Result<CpuSample, SourceError>],
+    taken: AtomicU32,
+}
+
+impl<'a> ScriptedSource<'a> {
+    /// A source that plays `script` (an empty script fails with
+    /// [`SourceErrorKind::Unsupported`]).
+    #[must_use]
+    pub const fn new(script: &'a [Result<CpuSample, SourceError>]) -> ScriptedSource<'a> {
+        ScriptedSource {
+            script,
+            taken: AtomicU32::new(0),
+        }
+    }
+
+    /// How many samples were taken.
+    #[must_use]
+    pub fn taken(&self) -> u32 {
+        self.taken.load(Ordering::Relaxed)
+    }
+
+    fn next(&self) -> Result<CpuSample, SourceError> {
+        let n = self.taken.fetch_add(1, Ordering::Relaxed) as usize;
+        match self.script.get(n).or(self.script.last()) {
+            Some(result) => *result,
+            None => Err(SourceError::of(SourceErrorKind::Unsupported)),
+        }
+    }
+}
+
+impl CpuSource for &ScriptedSource<'_> {
+    fn sample(&mut self) -> impl Future<Output = Result<CpuSample, SourceError>> + Send {
+        core::future::ready(self.next())
+    }
+}
+
+/// A test double whose value the test sets at any time (`None`: unknown, or fail with
+/// [`FixedSource::fail`]); it counts samples. Share it by reference.
+///
+/// ```
+/// use load_core::{CpuPercent, CpuSource, FixedSource};
+///
+/// let source = FixedSource::new(CpuPercent::new(20));
+/// source.set(CpuPercent::new(95));
+/// let sample = futures::executor::block_on((&source).sample()).unwrap();
+/// assert_eq!(sample.cpu, CpuPercent::new(95));
+/// source.fail(true);
+/// assert!(futures::executor::block_on((&source).sample()).is_err());
+/// assert_eq!(source.taken(), 2);
+/// ```
+#[derive(Debug)]
+pub struct FixedSource {
+    value: AtomicU8,
+    failing: AtomicU8,
+    taken: AtomicU32,
+}
+
+const FIXED_UNKNOWN: u8 = u8::MAX;
+
+impl FixedSource {
+    /// A source reporting `cpu`.
+    #[must_use]
+    pub const fn new(cpu: Option<CpuPercent>) -> FixedSource {
+        FixedSource {
+            value: AtomicU8::new(match cpu {
+                Some(cpu) => cpu.get(),
+                None => FIXED_UNKNOWN,
+            }),
+            failing: AtomicU8::new(0),
+            taken: AtomicU32::new(0),
+        }
+    }
+
+    /// Changes the reported value.
+    pub fn set(&self, cpu: Option<CpuPercent>) {
+        self.value.store(
+            cpu.map_or(FIXED_UNKNOWN, CpuPercent::get),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Makes every sample fail (`true`) or succeed again (`false`).
+    pub fn fail(&self, failing: bool) {
+        self.failing.store(u8::from(failing), Ordering::Relaxed);
+    }
+
+    /// How many samples were taken.
+    #[must_use]
+    pub fn taken(&self) -> u32 {
+        self.taken.load(Ordering::Relaxed)
+    }
+
+    fn next(&self) -> Result<CpuSample, SourceError> {
+        self.taken.fetch_add(1, Ordering::Relaxed);
+        if self.failing.load(Ordering::Relaxed) != 0 {
+            return Err(SourceError::new(SourceErrorKind::Other, "scripted failure"));
+        }
+        Ok(CpuSample::local(CpuPercent::new(
+            self.value.load(Ordering::Relaxed),
+        )))
+    }
+}
+
+impl CpuSource for &FixedSource {
+    fn sample(&mut self) -> impl Future<Output = Result<CpuSample, SourceError>> + Send {
+        core::future::ready(self.next())
+    }
+}
