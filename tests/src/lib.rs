@@ -1,0 +1,109 @@
+//! Shared helpers of the integration tests: the OpenSearch fixtures of `shared/fixtures`.
+
+use std::path::PathBuf;
+
+/// A fixture of `shared/fixtures/opensearch`, as a server would send it.
+#[derive(Clone, Debug)]
+pub struct Fixture {
+    /// File name without `.json`.
+    pub name: String,
+    /// HTTP status to answer with.
+    pub status: u16,
+    /// Response headers (lower-case names).
+    pub headers: Vec<(String, String)>,
+    /// The exact body bytes.
+    pub body: Vec<u8>,
+}
+
+/// The fixture directory: `$LOAD_FIXTURES_DIR`, or `shared/fixtures/opensearch` beside the
+/// project's checkout.
+///
+/// # Panics
+///
+/// When the directory does not exist, with a message saying where it was looked for.
+#[must_use]
+pub fn fixtures_dir() -> PathBuf {
+    let dir = std::env::var_os("LOAD_FIXTURES_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/opensearch"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.is_dir(),
+        "OpenSearch fixtures not found at {} (set LOAD_FIXTURES_DIR)",
+        dir.display()
+    );
+    dir
+}
+
+/// Loads one fixture by name (`"os-2x-3nodes"`).
+///
+/// Success files are raw bodies served with status 200; error files are wrappers
+/// `{"request", "status", "headers", "body"}` whose string body is sent as plain text and
+/// whose JSON body is serialised.
+///
+/// # Panics
+///
+/// When the file is missing or is not JSON: the fixtures are part of the test setup.
+#[must_use]
+pub fn fixture(name: &str) -> Fixture {
+    let path = fixtures_dir().join(format!("{name}.json"));
+    let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let value: serde_json::Value =
+        serde_json::from_slice(&raw).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let wrapper = value.as_object().filter(|o| {
+        o.contains_key("status") && o.contains_key("body") && o.contains_key("request")
+    });
+    match wrapper {
+        Some(wrapper) => Fixture {
+            name: name.to_owned(),
+            status: wrapper["status"]
+                .as_u64()
+                .and_then(|s| u16::try_from(s).ok())
+                .unwrap_or_else(|| panic!("{name}: bad status")),
+            headers: wrapper["headers"]
+                .as_object()
+                .map(|h| {
+                    h.iter()
+                        .map(|(k, v)| {
+                            (
+                                k.to_ascii_lowercase(),
+                                v.as_str().unwrap_or_default().to_owned(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            body: match &wrapper["body"] {
+                serde_json::Value::String(text) => text.clone().into_bytes(),
+                json => json.to_string().into_bytes(),
+            },
+        },
+        None => Fixture {
+            name: name.to_owned(),
+            status: 200,
+            headers: vec![(
+                "content-type".to_owned(),
+                "application/json; charset=UTF-8".to_owned(),
+            )],
+            body: raw,
+        },
+    }
+}
+
+/// Names of every fixture file, sorted.
+///
+/// # Panics
+///
+/// When the directory cannot be read.
+#[must_use]
+pub fn fixture_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures_dir())
+        .expect("fixture directory")
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".json").map(str::to_owned)
+        })
+        .collect();
+    names.sort();
+    names
+}

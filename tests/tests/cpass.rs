@@ -1,0 +1,41 @@
+//! Compile-time promises: what must be `Send + Sync`, `Copy` or usable in a `static`.
+
+use load_core::{
+    AdaptiveGate, Clock, Config, ConfigError, CpuGauge, FailureCounter, LoadControl, ManualClock,
+    SourceError,
+};
+
+fn send_sync<T: Send + Sync>() {}
+fn copy<T: Copy>() {}
+
+static CONTROL: LoadControl = LoadControl::new(80, 90);
+static GATE: AdaptiveGate = AdaptiveGate::new(50);
+static GAUGE: CpuGauge = CpuGauge::new();
+static FAILURES: FailureCounter = FailureCounter::new();
+static CLOCK: ManualClock = ManualClock::new(load_core::Instant::ZERO);
+const CONFIG: Config = Config::DEFAULT;
+
+#[test]
+fn shared_state_is_send_sync_and_static() {
+    send_sync::<LoadControl>();
+    send_sync::<AdaptiveGate>();
+    send_sync::<CpuGauge>();
+    send_sync::<FailureCounter>();
+    send_sync::<ManualClock>();
+    send_sync::<load_core::Wait<'static>>();
+    assert!(CONTROL.check("/").is_allowed());
+    assert!(GATE.is_open());
+    assert_eq!(GAUGE.percent_or_zero(), 0);
+    assert_eq!(FAILURES.consecutive(), 0);
+    assert_eq!(CLOCK.now(), load_core::Instant::ZERO);
+    assert_eq!(CONFIG.retry_after, 60);
+}
+
+#[test]
+fn values_are_copy() {
+    copy::<Config>();
+    copy::<ConfigError>();
+    copy::<SourceError>();
+    copy::<load_core::Decision>();
+    copy::<load_core::opensearch::NodeStats>();
+}

@@ -1,0 +1,65 @@
+//! Every OpenSearch fixture through the core parser, with its expected answer.
+
+use load_core::opensearch::{NodeStats, ParseError, parse_node_stats};
+use load_core::{CpuPercent, CpuSample};
+use load_tests::{fixture, fixture_names};
+
+fn stats(max: u8, nodes: u32, measured: u32, total: Option<u32>, failed: Option<u32>) -> NodeStats {
+    NodeStats {
+        max_cpu: CpuPercent::new(max).expect("percent"),
+        nodes,
+        measured,
+        total,
+        failed,
+    }
+}
+
+#[test]
+fn every_fixture_has_its_expected_answer() {
+    let expected = |name: &str| -> Result<NodeStats, fn(&ParseError) -> bool> {
+        match name {
+            "os-2x-3nodes" => Ok(stats(87, 3, 3, Some(3), Some(0))),
+            "os-edge-cases" => Ok(stats(25, 3, 2, Some(3), Some(0))),
+            "os-partial-failure" => Ok(stats(87, 2, 2, Some(3), Some(1))),
+            "os-all-failed" => Ok(stats(0, 0, 0, Some(1), Some(1))),
+            "os-filter-path" => Ok(stats(87, 3, 3, None, None)),
+            "os-filter-path-partial-failure" => Ok(stats(87, 2, 2, Some(3), Some(1))),
+            "os-filter-path-empty" => Ok(stats(0, 0, 0, None, None)),
+            // JSON error bodies are refused as error responses ...
+            "es-8x-401" | "os-403" | "os-404" | "os-400-unrecognized-metric" => {
+                Err(|e| *e == ParseError::ErrorResponse)
+            }
+            // ... and plain-text ones as not JSON.
+            "os-401" | "os-503" => Err(|e| matches!(e, ParseError::Json(_))),
+            other => panic!("fixture {other} has no expected answer: add one"),
+        }
+    };
+    let names = fixture_names();
+    assert!(names.len() >= 13, "fixtures found: {names:?}");
+    for name in names {
+        let fixture = fixture(&name);
+        let parsed = parse_node_stats(&fixture.body);
+        match (expected(&name), parsed) {
+            (Ok(want), Ok(got)) => {
+                assert_eq!(fixture.status, 200, "{name}");
+                assert_eq!(got, want, "{name}");
+            }
+            (Err(check), Err(got)) => {
+                assert!(fixture.status >= 400, "{name}");
+                assert!(check(&got), "{name}: {got:?}");
+            }
+            (want, got) => panic!(
+                "{name}: expected {:?}, got {got:?}",
+                want.map_err(|_| "an error")
+            ),
+        }
+    }
+}
+
+#[test]
+fn partial_failure_is_a_success_that_records_the_failed_node() {
+    let parsed = parse_node_stats(&fixture("os-filter-path-partial-failure").body).expect("parses");
+    let sample = CpuSample::cluster(&parsed);
+    assert_eq!(sample.cpu, CpuPercent::new(87));
+    assert_eq!((sample.nodes, sample.failed), (2, 1));
+}
