@@ -63,6 +63,9 @@ pub struct LoadControl {
     latch: AtomicU8,
     rejected_web: AtomicU32,
     rejected_api: AtomicU32,
+    /// Rejection counts at the last summary (written by the monitor only).
+    summarised_web: AtomicU32,
+    summarised_api: AtomicU32,
 }
 
 impl LoadControl {
@@ -77,6 +80,8 @@ impl LoadControl {
             latch: AtomicU8::new(IDLE),
             rejected_web: AtomicU32::new(0),
             rejected_api: AtomicU32::new(0),
+            summarised_web: AtomicU32::new(0),
+            summarised_api: AtomicU32::new(0),
         }
     }
 
@@ -188,6 +193,20 @@ impl LoadControl {
             Route::Web => self.rejected_web.load(Ordering::Relaxed),
             Route::Api => self.rejected_api.load(Ordering::Relaxed),
         }
+    }
+}
+
+impl LoadControl {
+    /// Rejections per class (web, API) since the previous call: what a summary reports.
+    pub fn take_rejection_counts(&self) -> (u32, u32) {
+        let since = |total: &AtomicU32, summarised: &AtomicU32| {
+            let now = total.load(Ordering::Relaxed);
+            now.wrapping_sub(summarised.swap(now, Ordering::Relaxed))
+        };
+        (
+            since(&self.rejected_web, &self.summarised_web),
+            since(&self.rejected_api, &self.summarised_api),
+        )
     }
 }
 

@@ -9,8 +9,11 @@ pub mod busy;
 mod config;
 mod control;
 mod gauge;
+pub mod monitor;
 pub mod opensearch;
 mod path;
+#[cfg(feature = "std")]
+pub mod rt;
 mod snippet;
 mod source;
 mod time;
@@ -21,5 +24,9 @@ pub use control::{Decision, LoadControl};
 pub use gauge::{CpuGauge, CpuPercent, FailureCounter, FailureLevel, Reading};
 pub use path::{EXCLUDED_PREFIXES, Route, STATIC_EXTENSIONS, classify, classify_bytes};
 pub use snippet::Snippet;
+#[cfg(feature = "system")]
+pub use source::SystemSource;
 pub use source::{CpuSample, CpuSource, FixedSource, ScriptedSource, SourceError, SourceErrorKind};
+#[cfg(feature = "opensearch")]
+pub use source::{OpenSearchOptions, OpenSearchSource};
 pub use time::{Clock, Instant, ManualClock, Sleep};

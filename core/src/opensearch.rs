@@ -170,6 +170,82 @@ pub fn parse_node_stats_with(body: &[u8], limits: Limits) -> Result<NodeStats, P
         Err(e) => Err(ctx.error.get().unwrap_or(ParseError::Json(JsonError(e)))),
     }
 }
+/// The `type` and `reason` of an OpenSearch/Elasticsearch error body
+/// (`{"error":{"type":...,"reason":...},"status":...}`); `None` when the body is not such an
+/// error. Strings are returned as written (JSON
+/// escapes are not resolved). Used to describe failed polls.
+///
+/// ```
+/// use load_core::opensearch::error_summary;
+///
+/// let body = br#"{"error":{"root_cause":[],"type":"security_exception","reason":"no permissions"},"status":403}"#;
+/// assert_eq!(error_summary(body), Some(("security_exception", "no permissions")));
+/// assert_eq!(error_summary(b"Unauthorized"), None);
+/// ```
+#[must_use]
+pub fn error_summary(body: &[u8]) -> Option<(&str, &str)> {
+    if body.len() > Limits::DEFAULT.max_body
+        || check_depth(body, Limits::DEFAULT.max_depth).is_err()
+    {
+        return None;
+    }
+    let summary = Cell::new(None);
+    let mut deserializer = serde_json_core::de::Deserializer::new(body, None);
+    ErrorTop(&summary).deserialize(&mut deserializer).ok()?;
+    summary.get()
+}
+
+type Summary<'de> = Cell<Option<(&'de str, &'de str)>>;
+
+struct ErrorTop<'c, 'de>(&'c Summary<'de>);
+struct ErrorField<'c, 'de>(&'c Summary<'de>);
+
+impl<'de> DeserializeSeed<'de> for ErrorTop<'_, 'de> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(Object(self))
+    }
+}
+
+impl<'de> Fields<'de> for ErrorTop<'_, 'de> {
+    fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "error" => map.next_value_seed(ErrorField(self.0)),
+            _ => map.next_value::<IgnoredAny>().map(drop),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for ErrorField<'_, 'de> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ErrorField<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an error object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let (mut kind, mut reason) = ("error", "");
+        while let Some(key) = map.next_key::<&'de str>()? {
+            match key {
+                "type" => kind = map.next_value::<&'de str>()?,
+                "reason" => reason = map.next_value::<&'de str>()?,
+                _ => drop(map.next_value::<IgnoredAny>()?),
+            }
+        }
+        self.0.set(Some((kind, reason)));
+        Ok(())
+    }
+}
+
 /// Rejects nesting deeper than `limit` before the recursive parser sees it.
 fn check_depth(body: &[u8], limit: usize) -> Result<(), ParseError> {
     let mut depth = 0usize;

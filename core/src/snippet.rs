@@ -21,6 +21,13 @@ pub struct Snippet<const N: usize = 48> {
 }
 
 impl<const N: usize> Snippet<N> {
+    /// No text.
+    pub const EMPTY: Snippet<N> = Snippet {
+        bytes: [0; N],
+        len: 0,
+        truncated: false,
+    };
+
     /// Keeps up to `N` bytes of `text`.
     #[must_use]
     pub fn new(text: &str) -> Snippet<N> {
@@ -61,11 +68,7 @@ impl<const N: usize> Snippet<N> {
 
 impl<const N: usize> Default for Snippet<N> {
     fn default() -> Self {
-        Snippet {
-            bytes: [0; N],
-            len: 0,
-            truncated: false,
-        }
+        Snippet::EMPTY
     }
 }
 

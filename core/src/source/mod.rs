@@ -131,9 +131,15 @@ impl SourceError {
     /// An error of `kind` without detail.
     #[must_use]
     pub fn of(kind: SourceErrorKind) -> SourceError {
+        SourceError::of_const(kind)
+    }
+
+    /// [`SourceError::of`], usable in constants and statics (test scripts).
+    #[must_use]
+    pub const fn of_const(kind: SourceErrorKind) -> SourceError {
         SourceError {
             kind,
-            detail: Snippet::default(),
+            detail: Snippet::EMPTY,
         }
     }
 
@@ -314,3 +320,28 @@ impl CpuSource for &FixedSource {
         core::future::ready(self.next())
     }
 }
+
+/// Either of two sources, chosen at run time (for instance the cluster when its address is
+/// configured, else this machine).
+impl<A, B> CpuSource for futures::future::Either<A, B>
+where
+    A: CpuSource + Send,
+    B: CpuSource + Send,
+{
+    async fn sample(&mut self) -> Result<CpuSample, SourceError> {
+        match self {
+            futures::future::Either::Left(a) => a.sample().await,
+            futures::future::Either::Right(b) => b.sample().await,
+        }
+    }
+}
+
+#[cfg(feature = "opensearch")]
+mod opensearch;
+#[cfg(feature = "system")]
+mod system;
+
+#[cfg(feature = "opensearch")]
+pub use opensearch::{OpenSearchOptions, OpenSearchSource};
+#[cfg(feature = "system")]
+pub use system::SystemSource;

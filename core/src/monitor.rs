@@ -1,0 +1,416 @@
+//! The poll loop: sample a [`CpuSource`] at a fixed rate, store into a [`Sink`], apply the
+//! failure rule, log. One loop serves the cluster monitor and the local sampler.
+
+use core::fmt;
+use core::future::{Future, poll_fn};
+use core::pin::pin;
+use core::sync::atomic::{AtomicBool, Ordering};
+use core::task::Poll;
+use core::time::Duration;
+
+use embassy_sync::blocking_mutex::raw::RawMutex;
+use embassy_sync::waitqueue::AtomicWaker;
+use futures::future::{Either, select};
+
+use crate::{
+    AdaptiveGate, Clock, CpuPercent, CpuSample, CpuSource, FailureCounter, LoadControl, Route,
+    Sleep, SourceError,
+};
+
+/// Where a monitor puts its samples, and how it names them in the log.
+///
+/// # Example
+///
+/// A sink that only keeps the latest value:
+///
+/// ```
+/// use core::sync::atomic::{AtomicU8, Ordering};
+/// use load_core::{monitor::Sink, CpuPercent};
+///
+/// struct Latest(AtomicU8);
+///
+/// impl Sink for Latest {
+///     const NAME: &'static str = "Test CPU";
+///     const SOURCE: &'static str = "test";
+///
+///     fn store(&self, cpu: Option<CpuPercent>) {
+///         self.0.store(cpu.map_or(0, CpuPercent::get), Ordering::Relaxed);
+///     }
+///
+///     fn store_failure(&self) {
+///         self.store(Some(CpuPercent::ZERO));
+///     }
+/// }
+/// ```
+pub trait Sink {
+    /// The success line's label: `"<NAME>: N%"` at DEBUG.
+    const NAME: &'static str;
+    /// The failure line's subject: `"Failed to get <SOURCE> CPU stats: <cause>"`.
+    const SOURCE: &'static str;
+
+    /// Records a sample.
+    fn store(&self, cpu: Option<CpuPercent>);
+
+    /// Records that no sample could be taken.
+    fn store_failure(&self);
+}
+
+/// The cluster signal of HTTP control. A failed poll resets the CPU to 0 % (Fess:
+/// fail-open). Each poll also logs, at INFO, how many requests were rejected since the
+/// previous one: one summary line per interval however heavy the overload.
+impl Sink for LoadControl {
+    const NAME: &'static str = "Search Engine CPU";
+    const SOURCE: &'static str = "search engine";
+
+    fn store(&self, cpu: Option<CpuPercent>) {
+        self.log_rejections();
+        self.gauge().store(cpu);
+    }
+
+    fn store_failure(&self) {
+        self.store(Some(CpuPercent::ZERO));
+    }
+}
+
+/// The local signal of adaptive control. A failed sample reads as unknown, which lets work
+/// proceed.
+impl<M: RawMutex> Sink for AdaptiveGate<M> {
+    const NAME: &'static str = "System CPU";
+    const SOURCE: &'static str = "system";
+
+    fn store(&self, cpu: Option<CpuPercent>) {
+        AdaptiveGate::store(self, cpu);
+    }
+
+    fn store_failure(&self) {
+        AdaptiveGate::store(self, None);
+    }
+}
+
+impl LoadControl {
+    fn log_rejections(&self) {
+        let (web, api) = self.take_rejection_counts();
+        if web == 0 && api == 0 {
+            return;
+        }
+        let threshold = |route| self.threshold(route).unwrap_or(100);
+        let cpu = self.gauge().percent_or_zero();
+        let (w, a) = (threshold(Route::Web), threshold(Route::Api));
+        const PREFIX: &str = "Rejecting request due to high CPU load:";
+        match (web, api) {
+            (_, 0) => log::info!(
+                "{PREFIX} {web} web request(s) (threshold={w}%) since the last poll, cpu={cpu}%"
+            ),
+            (0, _) => log::info!(
+                "{PREFIX} {api} API request(s) (threshold={a}%) since the last poll, cpu={cpu}%"
+            ),
+            _ => log::info!(
+                "{PREFIX} {web} web (threshold={w}%) and {api} API (threshold={a}%) request(s) \
+                 since the last poll, cpu={cpu}%"
+            ),
+        }
+    }
+}
+
+/// A request to stop a monitor, shared between the monitor and its owner.
+///
+/// `const`-constructible; [`Stop::request`] is sticky.
+///
+/// ```
+/// use load_core::monitor::Stop;
+///
+/// static STOP: Stop = Stop::new();
+/// assert!(!STOP.is_requested());
+/// STOP.request();
+/// futures::executor::block_on(STOP.wait()); // completes at once
+/// ```
+pub struct Stop {
+    requested: AtomicBool,
+    waker: AtomicWaker,
+}
+
+impl Stop {
+    /// A stop not yet requested.
+    #[must_use]
+    pub const fn new() -> Stop {
+        Stop {
+            requested: AtomicBool::new(false),
+            waker: AtomicWaker::new(),
+        }
+    }
+
+    /// Asks the monitor to stop; it does at its next step (mid-poll or mid-sleep).
+    pub fn request(&self) {
+        self.requested.store(true, Ordering::Release);
+        self.waker.wake();
+    }
+
+    /// Whether a stop was requested.
+    #[must_use]
+    pub fn is_requested(&self) -> bool {
+        self.requested.load(Ordering::Acquire)
+    }
+
+    /// Completes once a stop is requested. One task at a time may wait.
+    pub fn wait(&self) -> impl Future<Output = ()> + Send + '_ {
+        poll_fn(|cx| {
+            if self.is_requested() {
+                return Poll::Ready(());
+            }
+            self.waker.register(cx.waker());
+            if self.is_requested() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+    }
+}
+
+impl Default for Stop {
+    fn default() -> Self {
+        Stop::new()
+    }
+}
+
+impl fmt::Debug for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stop")
+            .field("requested", &self.is_requested())
+            .finish()
+    }
+}
+
+/// What a monitor needs besides its source and sink.
+#[derive(Clone, Copy, Debug)]
+pub struct Schedule<'a, C, Z> {
+    /// Time between the starts of two polls.
+    pub interval: Duration,
+    /// Where the time comes from.
+    pub clock: &'a C,
+    /// How to wait.
+    pub sleep: &'a Z,
+    /// Ends the loop when requested.
+    pub stop: &'a Stop,
+}
+
+/// Polls `source` until `stop` is requested, storing each outcome into `sink`.
+///
+/// - **Fixed rate.** The first poll starts at once; each next one starts `interval` after
+///   the previous start. A poll that overruns its interval makes the next start late (it
+///   starts as soon as the overrunning poll ends, and the rate continues from there): there
+///   is never more than one poll in flight, and the period does not drift by the poll's
+///   duration as Fess's does.
+/// - **Failures** go through `failures` ([`FailureCounter`]): the sink records the failure
+///   ([`Sink::store_failure`]), and `Failed to get <source> CPU stats: <cause>` is logged at
+///   WARN for failures 1 to 3 of a streak, at DEBUG after. A success ends the streak and
+///   logs `<name>: N%` at DEBUG.
+/// - **Stopping** is checked before each poll and interrupts a poll or a sleep in
+///   progress.
+///
+/// `no_std`: the runtime provides the [`Sleep`], the caller the [`Clock`].
+pub async fn run<S, K, C, Z>(
+    mut source: S,
+    sink: &K,
+    failures: &FailureCounter,
+    schedule: Schedule<'_, C, Z>,
+) where
+    S: CpuSource,
+    K: Sink + ?Sized,
+    C: Clock,
+    Z: Sleep,
+{
+    let Schedule {
+        interval,
+        clock,
+        sleep,
+        stop,
+    } = schedule;
+    let mut next_start = clock.now();
+    while !stop.is_requested() {
+        let outcome = {
+            let poll = pin!(source.sample());
+            match select(poll, pin!(stop.wait())).await {
+                Either::Left((outcome, _)) => outcome,
+                Either::Right(((), _)) => break,
+            }
+        };
+        record(sink, failures, outcome);
+
+        next_start = next_start + interval;
+        let now = clock.now();
+        if next_start <= now {
+            // The poll overran: start the next one now, and keep the rate from here.
+            next_start = now;
+            continue;
+        }
+        let pause = pin!(sleep.sleep(next_start.saturating_duration_since(now)));
+        if let Either::Right(_) = select(pause, pin!(stop.wait())).await {
+            break;
+        }
+    }
+}
+
+/// Applies one poll's outcome: store, count, log.
+pub fn record<K: Sink + ?Sized>(
+    sink: &K,
+    failures: &FailureCounter,
+    outcome: Result<CpuSample, SourceError>,
+) {
+    match outcome {
+        Ok(sample) => {
+            failures.record_success();
+            sink.store(sample.cpu);
+            match sample.cpu {
+                Some(cpu) if sample.failed == 0 => log::debug!("{}: {}", K::NAME, cpu),
+                Some(cpu) => log::debug!(
+                    "{}: {} ({} node(s) answered, {} failed)",
+                    K::NAME,
+                    cpu,
+                    sample.nodes,
+                    sample.failed
+                ),
+                None => log::debug!("{}: unknown", K::NAME),
+            }
+        }
+        Err(error) => {
+            let level = failures.record_failure().log_level();
+            sink.store_failure();
+            log::log!(level, "Failed to get {} CPU stats: {}", K::SOURCE, error);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::{FixedSource, Instant, ManualClock, ScriptedSource, SourceErrorKind};
+
+    /// A source that records when it was polled and takes `cost` of simulated time.
+    struct Timed<'a> {
+        clock: &'a ManualClock,
+        starts: &'a Mutex<Vec<u64>>,
+        cost: Duration,
+        stop_after: usize,
+        stop: &'a Stop,
+    }
+
+    impl CpuSource for Timed<'_> {
+        async fn sample(&mut self) -> Result<CpuSample, SourceError> {
+            let mut starts = self.starts.lock().unwrap();
+            starts.push(self.clock.now().as_millis());
+            if starts.len() >= self.stop_after {
+                self.stop.request();
+            }
+            drop(starts);
+            self.clock.advance(self.cost);
+            Ok(CpuSample::local(CpuPercent::new(10)))
+        }
+    }
+
+    fn starts(interval_ms: u64, cost_ms: u64, polls: usize) -> Vec<u64> {
+        let clock = ManualClock::new(Instant::ZERO);
+        let stop = Stop::new();
+        let starts = Mutex::new(Vec::new());
+        let control = LoadControl::new(80, 80);
+        let failures = FailureCounter::new();
+        let source = Timed {
+            clock: &clock,
+            starts: &starts,
+            cost: Duration::from_millis(cost_ms),
+            stop_after: polls,
+            stop: &stop,
+        };
+        futures::executor::block_on(run(
+            source,
+            &control,
+            &failures,
+            Schedule {
+                interval: Duration::from_millis(interval_ms),
+                clock: &clock,
+                sleep: &clock,
+                stop: &stop,
+            },
+        ));
+        starts.into_inner().unwrap()
+    }
+
+    #[test]
+    fn polls_start_at_a_fixed_rate_whatever_they_cost() {
+        assert_eq!(starts(1000, 0, 5), [0, 1000, 2000, 3000, 4000]);
+        assert_eq!(starts(1000, 300, 5), [0, 1000, 2000, 3000, 4000]);
+        assert_eq!(starts(1000, 999, 3), [0, 1000, 2000]);
+    }
+
+    #[test]
+    fn an_overrun_makes_the_next_start_late_never_parallel() {
+        // Each poll takes 2.5 intervals: the next starts when it ends.
+        assert_eq!(starts(1000, 2500, 4), [0, 2500, 5000, 7500]);
+    }
+
+    #[test]
+    fn failures_fail_open_and_successes_restore() {
+        static SCRIPT: [Result<CpuSample, SourceError>; 3] = [
+            Ok(CpuSample::local(CpuPercent::new(90))),
+            Err(SourceError::of_const(SourceErrorKind::Timeout)),
+            Ok(CpuSample::local(CpuPercent::new(70))),
+        ];
+        let source = ScriptedSource::new(&SCRIPT);
+        let control = LoadControl::new(80, 80);
+        let failures = FailureCounter::new();
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let outcome = futures::executor::block_on((&source).sample());
+            record(&control, &failures, outcome);
+            seen.push((control.gauge().percent_or_zero(), failures.consecutive()));
+        }
+        assert_eq!(seen, [(90, 0), (0, 1), (70, 0)]);
+    }
+
+    #[test]
+    fn the_adaptive_sink_reads_a_failure_as_unknown() {
+        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let failures = FailureCounter::new();
+        record(&gate, &failures, Ok(CpuSample::local(CpuPercent::new(90))));
+        assert!(!gate.is_open());
+        record(&gate, &failures, Err(SourceError::of(SourceErrorKind::Io)));
+        assert!(gate.is_open(), "unknown lets work proceed");
+    }
+
+    #[test]
+    fn stop_interrupts_a_sleep() {
+        // A real sleep that never ends: only the stop can end the loop.
+        struct Forever;
+        impl Sleep for Forever {
+            fn sleep(&self, _: Duration) -> impl Future<Output = ()> + Send {
+                core::future::pending()
+            }
+        }
+        let clock = ManualClock::new(Instant::ZERO);
+        let stop = Stop::new();
+        let source = FixedSource::new(CpuPercent::new(5));
+        let control = LoadControl::new(80, 80);
+        let failures = FailureCounter::new();
+        let mut monitor = std::boxed::Box::pin(run(
+            &source,
+            &control,
+            &failures,
+            Schedule {
+                interval: Duration::from_secs(1),
+                clock: &clock,
+                sleep: &Forever,
+                stop: &stop,
+            },
+        ));
+        let waker = futures::task::noop_waker();
+        let mut cx = core::task::Context::from_waker(&waker);
+        assert!(monitor.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(source.taken(), 1);
+        stop.request();
+        assert!(monitor.as_mut().poll(&mut cx).is_ready());
+        assert_eq!(source.taken(), 1);
+    }
+}

@@ -1,0 +1,356 @@
+//! `OpenSearchSource`: the cluster's busiest node, polled over HTTP(S) with surf.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::{Either, select};
+use futures::io::AsyncReadExt;
+use surf::http::auth::BasicAuth;
+
+use crate::opensearch::{Limits, NODE_STATS_PATH, ParseError, parse_node_stats_with};
+use crate::{CpuSample, CpuSource, SourceError, SourceErrorKind, Url};
+
+/// How to reach a cluster, beyond its address.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct OpenSearchOptions {
+    /// Limit on the whole exchange: connecting, TLS, headers and body. Default 10 s.
+    pub timeout: Option<Duration>,
+    /// A PEM file with an extra CA certificate to trust (clusters often use their own CA).
+    pub ca_certificate: Option<PathBuf>,
+    /// User and password for basic auth; they override any in the URL.
+    pub credentials: Option<(String, String)>,
+    /// Largest body read; a longer one is cut off and reported. Default 1 MiB.
+    pub max_body: Option<usize>,
+}
+
+impl fmt::Debug for OpenSearchOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenSearchOptions")
+            .field("timeout", &self.timeout)
+            .field("ca_certificate", &self.ca_certificate)
+            .field(
+                "credentials",
+                &self.credentials.as_ref().map(|(user, _)| (user, "***")),
+            )
+            .field("max_body", &self.max_body)
+            .finish()
+    }
+}
+
+impl OpenSearchOptions {
+    /// The default options.
+    #[must_use]
+    pub fn new() -> OpenSearchOptions {
+        OpenSearchOptions::default()
+    }
+
+    /// Sets the timeout of the whole exchange.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Trusts the CA certificate in this PEM file too.
+    #[must_use]
+    pub fn ca_certificate(mut self, pem: impl Into<PathBuf>) -> Self {
+        self.ca_certificate = Some(pem.into());
+        self
+    }
+
+    /// Uses these basic-auth credentials.
+    #[must_use]
+    pub fn credentials(mut self, user: impl Into<String>, password: impl Into<String>) -> Self {
+        self.credentials = Some((user.into(), password.into()));
+        self
+    }
+
+    /// Sets the largest body read.
+    #[must_use]
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = Some(bytes);
+        self
+    }
+}
+
+/// Polls `GET {url}/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent` and reads
+/// the busiest node's CPU with the core parser.
+///
+/// - `http://` and `https://` (TLS through the system's OpenSSL); trust an extra CA with
+///   [`OpenSearchOptions::ca_certificate`].
+/// - Basic auth from the URL's userinfo (`https://user:pass@host:9200`) or
+///   [`OpenSearchOptions::credentials`]. The credentials are sent in a header only, and never
+///   appear in a log line, an error or `Debug` output.
+/// - One timeout around the whole exchange (surf's own stops at the headers).
+/// - A non-2xx status is an error naming the status and the first line of the body; a
+///   `200` with failed nodes is a success whose sample records how many failed.
+///
+/// ```no_run
+/// use load_core::{CpuSource, OpenSearchSource, Url};
+/// # async fn f() -> Result<(), load_core::SourceError> {
+/// let url = Url::parse("https://admin:secret@search.example:9200").expect("url");
+/// let mut source = OpenSearchSource::new(&url)?;
+/// let sample = source.sample().await?;
+/// println!("busiest node: {:?}", sample.cpu);
+/// # Ok(()) }
+/// ```
+pub struct OpenSearchSource {
+    client: surf::Client,
+    stats_url: surf::Url,
+    shown: String,
+    authorization: Option<String>,
+    timeout: Duration,
+    max_body: usize,
+}
+
+/// How much of an error body is read to describe it.
+const ERROR_BODY_PREFIX: usize = 4096;
+
+impl OpenSearchSource {
+    /// The default timeout of a whole exchange.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// A source for the cluster at `url`, with default options.
+    ///
+    /// # Errors
+    ///
+    /// As [`OpenSearchSource::with_options`].
+    pub fn new(url: &Url) -> Result<OpenSearchSource, SourceError> {
+        OpenSearchSource::with_options(url, OpenSearchOptions::default())
+    }
+
+    /// A source for the cluster at `url`.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceErrorKind::Connect`] when the URL cannot be used or the CA certificate file
+    /// cannot be read or parsed.
+    pub fn with_options(
+        url: &Url,
+        options: OpenSearchOptions,
+    ) -> Result<OpenSearchSource, SourceError> {
+        let (scheme, rest) = url.without_credentials();
+        let base = format!("{scheme}{rest}");
+        let shown = url.to_string();
+        let stats_url =
+            surf::Url::parse(&format!("{}{NODE_STATS_PATH}", base.trim_end_matches('/'))).map_err(
+                |e| SourceError::new(SourceErrorKind::Connect, &format!("{shown}: {e}")),
+            )?;
+
+        let credentials = match options.credentials {
+            Some(credentials) => Some(credentials),
+            None => url
+                .credentials()
+                .map(|(user, password)| (percent_decode(user), percent_decode(password))),
+        };
+        let authorization = credentials.map(|(user, password)| {
+            let auth = BasicAuth::new(user, password);
+            auth.value().to_string()
+        });
+
+        let mut config = surf::Config::new()
+            .set_timeout(None)
+            .set_http_keep_alive(true)
+            .set_max_connections_per_host(2);
+        if let Some(path) = &options.ca_certificate {
+            let pem = std::fs::read(path).map_err(|e| {
+                SourceError::new(
+                    SourceErrorKind::Connect,
+                    &format!("cannot read CA certificate {}: {e}", path.display()),
+                )
+            })?;
+            let certificate = async_native_tls::Certificate::from_pem(&pem).map_err(|e| {
+                SourceError::new(
+                    SourceErrorKind::Connect,
+                    &format!("invalid CA certificate {}: {e}", path.display()),
+                )
+            })?;
+            let connector = async_native_tls::TlsConnector::new().add_root_certificate(certificate);
+            config = config.set_tls_config(Some(Arc::new(connector)));
+        }
+        let client: surf::Client = match config.try_into() {
+            Ok(client) => client,
+            Err(never) => match never {},
+        };
+        Ok(OpenSearchSource {
+            client,
+            stats_url,
+            shown,
+            authorization,
+            timeout: options.timeout.unwrap_or(Self::DEFAULT_TIMEOUT),
+            max_body: options.max_body.unwrap_or(Limits::DEFAULT.max_body),
+        })
+    }
+
+    /// The URL polled, without credentials.
+    #[must_use]
+    pub fn stats_url(&self) -> &str {
+        self.stats_url.as_str()
+    }
+
+    async fn fetch(&self) -> Result<CpuSample, SourceError> {
+        let mut request = self.client.get(self.stats_url.clone());
+        if let Some(authorization) = &self.authorization {
+            request = request.header("Authorization", authorization.as_str());
+        }
+        let mut response = request
+            .await
+            .map_err(|e| SourceError::new(SourceErrorKind::Connect, &e.to_string()))?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = read_capped(&mut response, ERROR_BODY_PREFIX)
+                .await
+                .unwrap_or_default();
+            return Err(SourceError::new(
+                SourceErrorKind::Status(status as u16),
+                &describe_error_body(&body, status.canonical_reason()),
+            ));
+        }
+        if let Some(len) = response.len()
+            && len > self.max_body
+        {
+            return Err(ParseError::TooLarge {
+                len,
+                limit: self.max_body,
+            }
+            .into());
+        }
+        let body = read_capped(&mut response, self.max_body).await?;
+        if body.len() > self.max_body {
+            // Cut off: we stopped reading one byte past the cap.
+            return Err(ParseError::TooLarge {
+                len: body.len(),
+                limit: self.max_body,
+            }
+            .into());
+        }
+        let stats =
+            parse_node_stats_with(&body, Limits::new(self.max_body, Limits::DEFAULT.max_depth))?;
+        Ok(CpuSample::cluster(&stats))
+    }
+}
+
+/// An error body in a few words: `type: reason` of an OpenSearch/Elasticsearch error, else
+/// its first non-empty line (the security plugin answers in plain text), else `fallback`.
+fn describe_error_body(body: &[u8], fallback: &str) -> String {
+    if let Some((kind, reason)) = crate::opensearch::error_summary(body) {
+        return if reason.is_empty() {
+            kind.to_owned()
+        } else {
+            format!("{kind}: {reason}")
+        };
+    }
+    let text = String::from_utf8_lossy(body);
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or(fallback)
+        .to_owned()
+}
+
+/// Reads at most `cap + 1` bytes of the body, so that "longer than `cap`" shows without
+/// buffering more.
+async fn read_capped(response: &mut surf::Response, cap: usize) -> Result<Vec<u8>, SourceError> {
+    let mut reader = response.take_body().into_reader().take(cap as u64 + 1);
+    let mut body = Vec::new();
+    reader
+        .read_to_end(&mut body)
+        .await
+        .map_err(|e| SourceError::new(SourceErrorKind::Io, &e.to_string()))?;
+    Ok(body)
+}
+
+/// `%XX` escapes of the URL's userinfo, decoded (invalid ones kept as written).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let decoded = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        match decoded {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl CpuSource for OpenSearchSource {
+    async fn sample(&mut self) -> Result<CpuSample, SourceError> {
+        let fetch = std::pin::pin!(self.fetch());
+        let timer = async_io::Timer::after(self.timeout);
+        match select(fetch, timer).await {
+            Either::Left((outcome, _)) => outcome,
+            Either::Right(_) => Err(SourceError::new(
+                SourceErrorKind::Timeout,
+                &format!("no complete answer within {:?}", self.timeout),
+            )),
+        }
+    }
+}
+
+impl fmt::Debug for OpenSearchSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenSearchSource")
+            .field("url", &self.shown)
+            .field("authenticated", &self.authorization.is_some())
+            .field("timeout", &self.timeout)
+            .field("max_body", &self.max_body)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn userinfo_is_decoded_and_never_shown() {
+        assert_eq!(percent_decode("p%40ss%3Aw%zz"), "p@ss:w%zz");
+        let url = Url::parse("https://admin:s%40cret@search.example:9200/prefix/").unwrap();
+        let source = OpenSearchSource::new(&url).unwrap();
+        assert_eq!(
+            source.stats_url(),
+            "https://search.example:9200/prefix/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent"
+        );
+        let shown = format!("{source:?}");
+        assert!(
+            !shown.contains("s%40cret") && !shown.contains("s@cret"),
+            "{shown}"
+        );
+        assert_eq!(
+            source.authorization.as_deref(),
+            Some(BasicAuth::new("admin", "s@cret").value().as_str())
+        );
+        let options = OpenSearchOptions::new().credentials("u", "hunter2");
+        assert!(!format!("{options:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn a_missing_ca_file_is_a_clear_error() {
+        let url = Url::parse("https://h:9200").unwrap();
+        let error = OpenSearchSource::with_options(
+            &url,
+            OpenSearchOptions::new().ca_certificate("/nonexistent/ca.pem"),
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("cannot read CA certificate /nonexistent/ca.pem"),
+            "{error}"
+        );
+    }
+}
