@@ -1,0 +1,546 @@
+//! What every runtime adapter shares (feature `std`): the [`Runtime`] trait, the request
+//! guard and the background-work handle. An adapter only supplies spawn and sleep.
+
+use std::fmt;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::busy::{self, BusyResponse};
+use crate::monitor::{self, Schedule, Stop};
+use crate::{
+    AdaptiveGate, Clock, Config, ConfigError, CpuPercent, CpuSource, Decision, FailureCounter,
+    Instant, LoadControl, Route, Sleep, SourceError,
+};
+
+/// A runtime as the handles need it: spawn a task, and sleep (the [`Sleep`] supertrait).
+///
+/// # Example
+///
+/// The whole `smol` adapter is essentially this:
+///
+/// ```ignore
+/// #[derive(Clone, Copy, Debug, Default)]
+/// pub struct Smol;
+///
+/// impl load_core::Sleep for Smol {
+///     async fn sleep(&self, duration: std::time::Duration) {
+///         ::smol::Timer::after(duration).await;
+///     }
+/// }
+///
+/// impl load_core::rt::Runtime for Smol {
+///     fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+///         ::smol::spawn(task).detach();
+///     }
+/// }
+/// ```
+pub trait Runtime: Sleep + Clone + Default + Send + Sync + 'static {
+    /// Runs `task` in the background to completion (handles stop their tasks through a
+    /// [`Stop`], not by cancelling them).
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static);
+}
+
+/// A [`Clock`] on `std::time::Instant`, counting from its creation.
+#[derive(Clone, Copy, Debug)]
+pub struct StdClock {
+    base: std::time::Instant,
+}
+
+impl StdClock {
+    /// A clock whose epoch is now.
+    #[must_use]
+    pub fn new() -> StdClock {
+        StdClock {
+            base: std::time::Instant::now(),
+        }
+    }
+}
+
+impl Default for StdClock {
+    fn default() -> Self {
+        StdClock::new()
+    }
+}
+
+impl Clock for StdClock {
+    fn now(&self) -> Instant {
+        Instant::from_millis(u64::try_from(self.base.elapsed().as_millis()).unwrap_or(u64::MAX))
+    }
+}
+
+/// Why a handle could not be set up.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The properties file could not be read.
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        error: std::io::Error,
+    },
+    /// The configuration is invalid.
+    Config {
+        /// The file it came from, if any.
+        path: Option<PathBuf>,
+        /// What is wrong.
+        error: ConfigError,
+    },
+    /// HTTP control is on but `search_engine.http.url` is not set.
+    MissingClusterUrl,
+    /// The CPU source could not be created.
+    Source(SourceError),
+}
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SetupError::Read { path, error } => {
+                write!(f, "cannot read {}: {error}", path.display())
+            }
+            SetupError::Config {
+                path: Some(path),
+                error,
+            } => write!(f, "{}: {error}", path.display()),
+            SetupError::Config { path: None, error } => write!(f, "configuration: {error}"),
+            SetupError::MissingClusterUrl => f.write_str(
+                "search_engine.http.url is not set: HTTP load control needs the cluster's address",
+            ),
+            SetupError::Source(error) => write!(f, "cannot set up the CPU source: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for SetupError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SetupError::Read { error, .. } => Some(error),
+            SetupError::Config { error, .. } => Some(error),
+            SetupError::MissingClusterUrl => None,
+            SetupError::Source(error) => Some(error),
+        }
+    }
+}
+
+impl From<SourceError> for SetupError {
+    fn from(error: SourceError) -> Self {
+        SetupError::Source(error)
+    }
+}
+
+/// Reads a `fess_config.properties`-style file on top of the defaults.
+///
+/// # Errors
+///
+/// [`SetupError::Read`] or [`SetupError::Config`], both naming the file.
+pub fn read_config(path: impl AsRef<Path>) -> Result<Config, SetupError> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|error| SetupError::Read {
+        path: path.to_owned(),
+        error,
+    })?;
+    Config::from_properties(&text).map_err(|error| SetupError::Config {
+        path: Some(path.to_owned()),
+        error,
+    })
+}
+
+/// A background task's stop request and its "finished" signal.
+#[derive(Debug, Default)]
+struct TaskState {
+    stop: Stop,
+    started: AtomicBool,
+    finished: Stop,
+}
+
+impl TaskState {
+    async fn shutdown(&self) {
+        self.stop.request();
+        if self.started.load(Ordering::Acquire) {
+            self.finished.wait().await;
+        }
+    }
+}
+
+/// HTTP request load control on a runtime: decides requests and starts the cluster
+/// monitor, lazily, on the first controlled request.
+///
+/// Cheap to clone (clones share everything). When the last clone is dropped, the monitor
+/// stops; [`LoadGuard::shutdown`] stops it and waits for it.
+///
+/// Runtime adapters name it with their runtime: `load_smol::LoadGuard`.
+pub struct LoadGuard<R: Runtime, S> {
+    inner: Arc<GuardInner<R, S>>,
+}
+
+struct GuardInner<R, S> {
+    shared: Arc<GuardShared>,
+    source: Mutex<Option<S>>,
+    runtime: R,
+}
+
+struct GuardShared {
+    control: LoadControl,
+    failures: FailureCounter,
+    task: TaskState,
+    interval: Duration,
+    clock: StdClock,
+    busy_web: BusyResponse,
+    busy_api: BusyResponse,
+}
+
+impl<R: Runtime, S> Clone for LoadGuard<R, S> {
+    fn clone(&self) -> Self {
+        LoadGuard {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
+    /// A guard with `config`'s thresholds, interval and `Retry-After`, polling `source` once
+    /// started.
+    #[must_use]
+    pub fn with_source(config: &Config, source: S) -> Self {
+        LoadGuard {
+            inner: Arc::new(GuardInner {
+                shared: Arc::new(GuardShared {
+                    control: LoadControl::from_config(config),
+                    failures: FailureCounter::new(),
+                    task: TaskState::default(),
+                    interval: config.monitor_interval,
+                    clock: StdClock::new(),
+                    busy_web: busy::response(Route::Web, config.retry_after),
+                    busy_api: busy::response(Route::Api, config.retry_after),
+                }),
+                source: Mutex::new(Some(source)),
+                runtime: R::default(),
+            }),
+        }
+    }
+
+    /// Decides a request (see [`LoadControl::check`]); the first controlled request spawns
+    /// the cluster monitor on this runtime, exactly once.
+    ///
+    /// # Performance
+    ///
+    /// [`LoadControl::check`] plus one relaxed load: no allocation, lock, clock read or
+    /// shared write when the request is admitted.
+    #[inline]
+    pub fn check(&self, target: &str) -> Decision {
+        let shared = &self.inner.shared;
+        let decision = shared.control.check(target);
+        if shared.control.take_start() {
+            self.start_monitor();
+        }
+        decision
+    }
+
+    #[cold]
+    fn start_monitor(&self) {
+        let inner = &self.inner;
+        let shared = Arc::clone(&inner.shared);
+        if shared.task.stop.is_requested() {
+            return;
+        }
+        let Some(source) = inner
+            .source
+            .lock()
+            .ok()
+            .and_then(|mut source| source.take())
+        else {
+            return;
+        };
+        shared.task.started.store(true, Ordering::Release);
+        let runtime = inner.runtime.clone();
+        log::info!(
+            "Starting the search engine CPU monitor (every {:?})",
+            shared.interval
+        );
+        inner.runtime.spawn(async move {
+            monitor::run(
+                source,
+                &shared.control,
+                &shared.failures,
+                Schedule {
+                    interval: shared.interval,
+                    clock: &shared.clock,
+                    sleep: &runtime,
+                    stop: &shared.task.stop,
+                },
+            )
+            .await;
+            shared.task.finished.request();
+        });
+    }
+}
+
+impl<R: Runtime, S> LoadGuard<R, S> {
+    /// The prebuilt busy response for a rejected request of `route`.
+    #[must_use]
+    pub fn busy_response(&self, route: Route) -> &BusyResponse {
+        match route {
+            Route::Api => &self.inner.shared.busy_api,
+            _ => &self.inner.shared.busy_web,
+        }
+    }
+
+    /// The decision core (thresholds, gauge, counters).
+    #[must_use]
+    pub fn control(&self) -> &LoadControl {
+        &self.inner.shared.control
+    }
+
+    /// The cluster CPU the guard decides on.
+    #[must_use]
+    pub fn cpu(&self) -> CpuPercent {
+        self.control().gauge().cpu().unwrap_or(CpuPercent::ZERO)
+    }
+
+    /// The monitor's failure counter (consecutive and total failures).
+    #[must_use]
+    pub fn failures(&self) -> &FailureCounter {
+        &self.inner.shared.failures
+    }
+
+    /// Whether the monitor was started.
+    #[must_use]
+    pub fn monitor_started(&self) -> bool {
+        self.inner.shared.task.started.load(Ordering::Acquire)
+    }
+
+    /// Stops the monitor and waits until it has stopped. Later controlled requests do not
+    /// start it again. One task at a time may await it.
+    pub async fn shutdown(&self) {
+        self.inner.shared.task.shutdown().await;
+    }
+}
+
+impl<R, S> Drop for GuardInner<R, S> {
+    fn drop(&mut self) {
+        self.shared.task.stop.request();
+    }
+}
+
+impl<R: Runtime, S> fmt::Debug for LoadGuard<R, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadGuard")
+            .field("control", &self.inner.shared.control)
+            .field("failures", &self.inner.shared.failures)
+            .field("monitor_started", &self.monitor_started())
+            .finish()
+    }
+}
+
+/// Adaptive load control on a runtime: samples this machine's CPU in the background and
+/// lets background work wait while it is too high.
+///
+/// The sampler starts at construction when the gate is enabled (threshold above 0); a
+/// disabled gate never waits and never samples. Cheap to clone; the sampler stops when the
+/// last clone is dropped or at [`Adaptive::shutdown`].
+///
+/// Runtime adapters name it with their runtime: `load_smol::AdaptiveGate`.
+pub struct Adaptive<R: Runtime> {
+    inner: Arc<AdaptiveInner<R>>,
+}
+
+struct AdaptiveInner<R> {
+    shared: Arc<AdaptiveShared>,
+    runtime: R,
+}
+
+struct AdaptiveShared {
+    gate: AdaptiveGate,
+    failures: FailureCounter,
+    task: TaskState,
+    clock: StdClock,
+}
+
+impl<R: Runtime> Clone for Adaptive<R> {
+    fn clone(&self) -> Self {
+        Adaptive {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<R: Runtime> Adaptive<R> {
+    /// A gate at `config.adaptive_threshold`, fed by `source` every
+    /// `config.monitor_interval`.
+    #[must_use]
+    pub fn with_source<S: CpuSource + Send + 'static>(config: &Config, source: S) -> Self {
+        Self::with_source_every(config.adaptive_threshold, config.monitor_interval, source)
+    }
+
+    /// A gate at `threshold`, fed by `source` every `interval`.
+    #[must_use]
+    pub fn with_source_every<S: CpuSource + Send + 'static>(
+        threshold: i32,
+        interval: Duration,
+        source: S,
+    ) -> Self {
+        let shared = Arc::new(AdaptiveShared {
+            gate: AdaptiveGate::new(threshold),
+            failures: FailureCounter::new(),
+            task: TaskState::default(),
+            clock: StdClock::new(),
+        });
+        let runtime = R::default();
+        if shared.gate.is_enabled() {
+            shared.task.started.store(true, Ordering::Release);
+            let task_shared = Arc::clone(&shared);
+            let task_runtime = runtime.clone();
+            runtime.spawn(async move {
+                let shared = task_shared;
+                monitor::run(
+                    source,
+                    &shared.gate,
+                    &shared.failures,
+                    Schedule {
+                        interval,
+                        clock: &shared.clock,
+                        sleep: &task_runtime,
+                        stop: &shared.task.stop,
+                    },
+                )
+                .await;
+                shared.task.finished.request();
+            });
+        }
+        Adaptive {
+            inner: Arc::new(AdaptiveInner { shared, runtime }),
+        }
+    }
+
+    /// Waits until work may proceed: at once when the gate is disabled, the CPU is unknown
+    /// or below the threshold; else until a sample below the threshold arrives.
+    pub async fn wait(&self) {
+        self.inner.shared.gate.wait().await;
+    }
+
+    /// [`Adaptive::wait`] for at most `timeout`; `false` if it timed out.
+    pub async fn wait_timeout(&self, timeout: Duration) -> bool {
+        self.inner
+            .shared
+            .gate
+            .wait_timeout(&self.inner.runtime, timeout)
+            .await
+    }
+
+    /// [`Adaptive::wait`] for a plain thread: blocks it. Do not call it on an executor's
+    /// thread.
+    pub fn wait_blocking(&self) {
+        futures::executor::block_on(self.wait());
+    }
+
+    /// [`Adaptive::wait_timeout`] for a plain thread: blocks it.
+    pub fn wait_blocking_timeout(&self, timeout: Duration) -> bool {
+        futures::executor::block_on(self.wait_timeout(timeout))
+    }
+
+    /// The core gate (threshold, latest sample, waiters).
+    #[must_use]
+    pub fn gate(&self) -> &AdaptiveGate {
+        &self.inner.shared.gate
+    }
+
+    /// How many waits are sleeping now.
+    #[must_use]
+    pub fn waiting(&self) -> u32 {
+        self.gate().waiting()
+    }
+
+    /// The latest local CPU sample (`None`: unknown).
+    #[must_use]
+    pub fn cpu(&self) -> Option<CpuPercent> {
+        self.gate().gauge().cpu()
+    }
+
+    /// The sampler's failure counter.
+    #[must_use]
+    pub fn failures(&self) -> &FailureCounter {
+        &self.inner.shared.failures
+    }
+
+    /// The clock the sampler runs on.
+    #[must_use]
+    pub fn clock(&self) -> &StdClock {
+        &self.inner.shared.clock
+    }
+
+    /// Stops the sampler and waits until it has stopped; waits pass from then on only as
+    /// the last sample allows. One task at a time may await it.
+    pub async fn shutdown(&self) {
+        self.inner.shared.task.shutdown().await;
+    }
+}
+
+impl<R> Drop for AdaptiveInner<R> {
+    fn drop(&mut self) {
+        self.shared.task.stop.request();
+    }
+}
+
+impl<R: Runtime> fmt::Debug for Adaptive<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Adaptive")
+            .field("gate", &self.inner.shared.gate)
+            .field("failures", &self.inner.shared.failures)
+            .finish()
+    }
+}
+
+#[cfg(feature = "opensearch")]
+impl<R: Runtime> LoadGuard<R, crate::OpenSearchSource> {
+    /// A guard polling the cluster at `config.search_engine_url`.
+    ///
+    /// # Errors
+    ///
+    /// [`SetupError::MissingClusterUrl`] when HTTP control is on and no URL is set;
+    /// [`SetupError::Source`] when the source cannot be created. With HTTP control off
+    /// and no URL, the guard is built anyway (it admits everything and never polls).
+    pub fn from_config(config: &Config) -> Result<Self, SetupError> {
+        let url = match config.search_engine_url {
+            Some(url) => url,
+            None if config.http_control_enabled() => return Err(SetupError::MissingClusterUrl),
+            // Never polled: any syntactically valid address will do.
+            None => crate::Url::parse("http://localhost:9200")
+                .map_err(|_| SetupError::MissingClusterUrl)?,
+        };
+        Ok(Self::with_source(
+            config,
+            crate::OpenSearchSource::new(&url)?,
+        ))
+    }
+
+    /// [`LoadGuard::from_config`] with the configuration of a properties file.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_config`] and [`LoadGuard::from_config`].
+    pub fn from_properties_file(path: impl AsRef<Path>) -> Result<Self, SetupError> {
+        Self::from_config(&read_config(path)?)
+    }
+}
+
+#[cfg(feature = "system")]
+impl<R: Runtime> Adaptive<R> {
+    /// A gate at `config.adaptive_threshold` on this machine's CPU (sysinfo).
+    ///
+    /// # Errors
+    ///
+    /// [`SetupError::Source`] when this system's CPU cannot be read.
+    pub fn from_config(config: &Config) -> Result<Self, SetupError> {
+        let interval = config
+            .monitor_interval
+            .max(crate::SystemSource::minimum_interval());
+        Ok(Self::with_source_every(
+            config.adaptive_threshold,
+            interval,
+            crate::SystemSource::new()?,
+        ))
+    }
+}
