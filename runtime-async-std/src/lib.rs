@@ -1,6 +1,76 @@
-//! Load control on the `async-std` runtime.
+//! Fess-style CPU load control on the `async-std` runtime.
 //!
-//! This crate has no API yet: it will spawn `load-core`'s monitors on `async-std` and
-//! offer ready-made request and background-work handles. Use `load-core` directly
-//! meanwhile.
+//! Everything of [`load_core`] is re-exported, so this is the only crate a server needs.
+//! This crate adds the runtime: [`AsyncStd`] spawns the monitors and sleeps on async-std's timer,
+//! and two ready-made handles use it:
+//!
+//! - [`LoadGuard`]: decides each request; the first controlled request starts the cluster
+//!   monitor on this runtime, exactly once.
+//! - [`AdaptiveGate`]: samples this machine's CPU in the background; background work
+//!   awaits [`AdaptiveGate::wait`] (or blocks in [`AdaptiveGate::wait_blocking`] on a plain
+//!   thread) before each unit of work.
+//!
+//! async-std is discontinued upstream (advisory RUSTSEC-2025-0052): prefer `load-smol` for new code. This crate stays a thin layer so that it can be dropped without touching anything else.
+//!
+//! ```no_run
+//! use load_async_std::{AdaptiveGate, Config, Decision, LoadGuard};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # async_std::task::block_on(async {
+//! let config = Config::from_properties(
+//!     "search_engine.http.url=http://localhost:9200\nweb.load.control=80\napi.load.control=90\n",
+//! )?;
+//! let guard = LoadGuard::from_config(&config)?;
+//! let background = AdaptiveGate::from_config(&config)?;
+//!
+//! // For each request:
+//! match guard.check("/api/v1/documents?q=rust") {
+//!     Decision::Allow => { /* serve it */ }
+//!     Decision::Reject(route) => {
+//!         let busy = guard.busy_response(route); // 429, Retry-After, body
+//!         # let _ = busy;
+//!     }
+//! }
+//!
+//! // Before each unit of background work:
+//! background.wait().await;
+//!
+//! // On the way out:
+//! guard.shutdown().await;
+//! background.shutdown().await;
+//! # Ok(()) })
+//! # }
+//! ```
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+use std::future::Future;
+use std::time::Duration;
+
+pub use load_core::rt::{Runtime, SetupError, StdClock, read_config};
+pub use load_core::*;
+
+/// The async-std runtime: spawns on it and sleeps on its timer.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AsyncStd;
+
+impl Sleep for AsyncStd {
+    async fn sleep(&self, duration: Duration) {
+        ::async_std::task::sleep(duration).await;
+    }
+}
+
+impl Runtime for AsyncStd {
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        ::async_std::task::spawn(task);
+    }
+}
+
+/// HTTP request load control on async-std (see [`load_core::rt::LoadGuard`]); polls an
+/// OpenSearch cluster unless built with another source.
+pub type LoadGuard<S = OpenSearchSource> = load_core::rt::LoadGuard<AsyncStd, S>;
+
+/// Adaptive load control of background work on async-std (see [`load_core::rt::Adaptive`]).
+///
+/// This handle shadows the core's [`load_core::AdaptiveGate`], which it wraps.
+pub type AdaptiveGate = load_core::rt::Adaptive<AsyncStd>;
