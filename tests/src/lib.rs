@@ -1,6 +1,12 @@
-//! Shared helpers of the integration tests: the OpenSearch fixtures of `shared/fixtures`.
+//! Shared helpers of the integration tests: the OpenSearch fixtures of `shared/fixtures`,
+//! a loopback OpenSearch stub that serves them, and a log capture.
 
 use std::path::PathBuf;
+
+pub mod logs;
+pub mod stub;
+
+pub use stub::{Reply, Stub};
 
 /// A fixture of `shared/fixtures/opensearch`, as a server would send it.
 #[derive(Clone, Debug)]

@@ -1,0 +1,148 @@
+//! What the monitors log: Fess's wording and levels, bounded volume, no credentials.
+//!
+//! One test runs every scenario on both runtimes in turn, because the log capture is global
+//! to this test binary.
+
+use std::time::{Duration, Instant};
+
+use load_core::rt::{Adaptive, LoadGuard, Runtime};
+use load_core::{Config, CpuPercent, FixedSource, OpenSearchOptions, OpenSearchSource, Url};
+use load_tests::logs::{self, Record};
+use load_tests::{Reply, Stub};
+
+fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    condition()
+}
+
+fn matching(records: &[Record], prefix: &str) -> Vec<Record> {
+    records
+        .iter()
+        .filter(|r| r.message.starts_with(prefix))
+        .cloned()
+        .collect()
+}
+
+async fn cluster_monitor<R: Runtime>() {
+    logs::start();
+    let stub = Stub::start(Reply::cpu(&[90, 12]));
+    let url = Url::parse(&stub.url_with_credentials("admin", "s3cret")).expect("url");
+    let source = OpenSearchSource::with_options(
+        &url,
+        OpenSearchOptions::new().timeout(Duration::from_secs(2)),
+    )
+    .expect("source");
+    let mut config = Config::new();
+    config.web_threshold = 80;
+    config.monitor_interval = Duration::from_millis(40);
+    let guard = LoadGuard::<R, _>::with_source(&config, source);
+
+    let _ = guard.check("/search");
+    assert!(wait_until(Duration::from_secs(5), || guard.cpu().get() == 90));
+    for _ in 0..7 {
+        assert!(!guard.check("/search?q=x").is_allowed());
+    }
+    for _ in 0..3 {
+        assert!(guard.check("/api/v1/x").is_allowed(), "API control is off");
+    }
+    stub.set(Reply::reset());
+    assert!(wait_until(Duration::from_secs(5), || guard
+        .failures()
+        .consecutive()
+        >= 6));
+    stub.set(Reply::cpu(&[85]));
+    assert!(wait_until(Duration::from_secs(5), || guard.cpu().get() == 85));
+    guard.shutdown().await;
+
+    let records = logs::records();
+    assert!(
+        records
+            .iter()
+            .any(|r| r.level == log::Level::Debug && r.message == "Search Engine CPU: 90%"),
+        "{records:#?}"
+    );
+    assert!(
+        records
+            .iter()
+            .any(|r| r.message == "Search Engine CPU: 85%")
+    );
+
+    let failures = matching(&records, "Failed to get search engine CPU stats: ");
+    assert!(failures.len() >= 6, "{failures:#?}");
+    let levels: Vec<log::Level> = failures.iter().map(|r| r.level).collect();
+    assert_eq!(&levels[..3], [log::Level::Warn; 3], "{failures:#?}");
+    assert!(
+        levels[3..].iter().all(|&l| l == log::Level::Debug),
+        "{failures:#?}"
+    );
+
+    let summaries = matching(&records, "Rejecting request due to high CPU load: ");
+    assert_eq!(
+        summaries.len(),
+        1,
+        "one summary for the burst: {summaries:#?}"
+    );
+    assert_eq!(summaries[0].level, log::Level::Info);
+    assert_eq!(
+        summaries[0].message,
+        "Rejecting request due to high CPU load: 7 web request(s) (threshold=80%) since the last poll, cpu=90%"
+    );
+
+    for record in &records {
+        assert!(
+            !record.message.contains("s3cret"),
+            "credentials logged: {record:?}"
+        );
+    }
+}
+
+async fn adaptive_sampler<R: Runtime>() {
+    logs::start();
+    let source: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(90))));
+    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
+    assert!(wait_until(Duration::from_secs(5), || gate.cpu() == CpuPercent::new(90)));
+    let waiters: Vec<_> = (0..5)
+        .map(|_| {
+            let gate = gate.clone();
+            std::thread::spawn(move || gate.wait_blocking())
+        })
+        .collect();
+    assert!(wait_until(Duration::from_secs(5), || gate.waiting() == 5));
+    let taken = source.taken();
+    assert!(wait_until(Duration::from_secs(5), || source.taken() >= taken + 5));
+    source.set(CpuPercent::new(10));
+    for waiter in waiters {
+        waiter.join().expect("waiter");
+    }
+    gate.shutdown().await;
+
+    let records = logs::records();
+    let busy = matching(&records, "Cpu Load 90% is greater than 50%. ");
+    assert!(!busy.is_empty(), "{records:#?}");
+    assert!(busy.iter().all(|r| r.level == log::Level::Info));
+    assert!(
+        busy.iter()
+            .any(|r| r.message.ends_with("5 waiting thread(s).")),
+        "{busy:#?}"
+    );
+    assert!(
+        busy.len() <= source.taken() as usize,
+        "at most one line per sample, not per waiter: {} lines, {} samples",
+        busy.len(),
+        source.taken()
+    );
+}
+
+#[test]
+fn monitors_log_like_fess_with_bounded_volume_and_no_credentials() {
+    smol::block_on(cluster_monitor::<load_smol::Smol>());
+    async_std::task::block_on(cluster_monitor::<load_async_std::AsyncStd>());
+    smol::block_on(adaptive_sampler::<load_smol::Smol>());
+    async_std::task::block_on(adaptive_sampler::<load_async_std::AsyncStd>());
+}

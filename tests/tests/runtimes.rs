@@ -1,0 +1,509 @@
+//! The adapters against the loopback OpenSearch stub, on smol and on async-std.
+//!
+//! Every scenario runs under each runtime's executor, including the ones that use no
+//! runtime API beyond that: their type parameter only picks the executor.
+#![allow(clippy::extra_unused_type_parameters)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use load_core::opensearch::ParseError;
+use load_core::rt::{Adaptive, LoadGuard, Runtime};
+use load_core::{
+    Config, CpuPercent, CpuSource, Decision, FixedSource, OpenSearchOptions, OpenSearchSource,
+    Route, SourceErrorKind, Url,
+};
+use load_tests::{Reply, Stub};
+
+const INTERVAL: Duration = Duration::from_millis(50);
+
+fn config(web: i32, api: i32) -> Config {
+    let mut config = Config::new();
+    config.web_threshold = web;
+    config.api_threshold = api;
+    config.monitor_interval = INTERVAL;
+    config
+}
+
+fn source(stub: &Stub, timeout: Duration) -> OpenSearchSource {
+    let url = Url::parse(&stub.url()).expect("stub url");
+    OpenSearchSource::with_options(&url, OpenSearchOptions::new().timeout(timeout)).expect("source")
+}
+
+fn guard<R: Runtime>(stub: &Stub, web: i32, api: i32) -> LoadGuard<R, OpenSearchSource> {
+    LoadGuard::with_source(&config(web, api), source(stub, Duration::from_secs(2)))
+}
+
+/// Polls `condition` every 10 ms on the runtime's timer until it holds or `timeout` passes.
+async fn eventually<R: Runtime>(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        load_core::Sleep::sleep(&R::default(), Duration::from_millis(10)).await;
+    }
+}
+
+async fn pause<R: Runtime>(duration: Duration) {
+    load_core::Sleep::sleep(&R::default(), duration).await;
+}
+
+fn cpu(n: u8) -> CpuPercent {
+    CpuPercent::new(n).expect("percent")
+}
+
+// ---- the cluster monitor ----------------------------------------------------------------
+
+async fn cpu_is_the_busiest_node_and_unknown_nodes_are_skipped<R: Runtime>() {
+    let stub = Stub::start(Reply::fixture("os-filter-path"));
+    let guard = guard::<R>(&stub, 80, 100);
+    assert_eq!(
+        guard.check("/search"),
+        Decision::Allow,
+        "0 % until the first poll"
+    );
+    assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == cpu(87)).await);
+    assert_eq!(guard.check("/search"), Decision::Reject(Route::Web));
+
+    stub.set(Reply::fixture("os-edge-cases"));
+    assert!(
+        eventually::<R>(Duration::from_secs(5), || guard.cpu() == cpu(25)).await,
+        "-1 skipped"
+    );
+    assert_eq!(guard.check("/search"), Decision::Allow);
+
+    stub.set(Reply::cpu(&[95]));
+    assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == cpu(95)).await);
+    stub.set(Reply::fixture("os-filter-path-empty"));
+    assert!(
+        eventually::<R>(Duration::from_secs(5), || guard.cpu() == cpu(0)).await,
+        "{{}} is 0"
+    );
+    assert_eq!(guard.failures().total(), 0);
+    guard.shutdown().await;
+}
+
+async fn partial_failure_is_a_success_that_records_failed_nodes<R: Runtime>() {
+    let stub = Stub::start(Reply::fixture("os-filter-path-partial-failure"));
+    let sample = source(&stub, Duration::from_secs(2))
+        .sample()
+        .await
+        .expect("success");
+    assert_eq!(sample.cpu, Some(cpu(87)));
+    assert_eq!((sample.nodes, sample.failed), (2, 1));
+    let seen = stub.seen();
+    assert_eq!(
+        seen[0].target,
+        "/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent"
+    );
+}
+
+async fn no_poll_before_the_first_controlled_request<R: Runtime>() {
+    let stub = Stub::start(Reply::cpu(&[10]));
+    let guard = guard::<R>(&stub, 80, 100);
+    for path in ["/admin/", "/login", "/css/a.css", "/api/v1/x", "/error/x"] {
+        assert!(guard.check(path).is_allowed());
+    }
+    pause::<R>(INTERVAL * 4).await;
+    assert_eq!(
+        stub.requests(),
+        0,
+        "excluded and uncontrolled requests start nothing"
+    );
+    assert!(!guard.monitor_started());
+    assert!(guard.check("/search").is_allowed());
+    assert!(guard.monitor_started());
+    assert!(stub.wait_for_requests(1, Duration::from_secs(5)));
+    guard.shutdown().await;
+}
+
+async fn both_thresholds_at_100_never_poll<R: Runtime>() {
+    let stub = Stub::start(Reply::cpu(&[100]));
+    let guard = guard::<R>(&stub, 100, 100);
+    for path in ["/", "/search", "/api/v1/x", "/admin/"] {
+        for _ in 0..100 {
+            assert!(guard.check(path).is_allowed());
+        }
+    }
+    pause::<R>(INTERVAL * 4).await;
+    assert_eq!(stub.requests(), 0);
+    assert!(!guard.monitor_started());
+}
+
+async fn a_thousand_concurrent_first_requests_start_one_monitor<R: Runtime>() {
+    let stub = Stub::start(Reply::cpu(&[10]));
+    let guard = guard::<R>(&stub, 80, 90);
+    let barrier = std::sync::Barrier::new(1000);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for i in 0..1000 {
+            let (guard, barrier) = (&guard, &barrier);
+            scope.spawn(move || {
+                barrier.wait();
+                let path = if i % 2 == 0 { "/search" } else { "/api/v1/x" };
+                assert!(guard.check(path).is_allowed());
+            });
+        }
+    });
+    pause::<R>(Duration::from_millis(500)).await;
+    let elapsed = started.elapsed();
+    let requests = stub.requests();
+    assert_eq!(
+        stub.max_in_flight(),
+        1,
+        "one monitor polls one request at a time"
+    );
+    let one_monitor = elapsed.as_millis() / INTERVAL.as_millis() + 2;
+    assert!(
+        (1..=one_monitor as usize).contains(&requests),
+        "{requests} polls in {elapsed:?}: more than one monitor"
+    );
+    guard.shutdown().await;
+}
+
+async fn an_outage_fails_open_and_recovery_restores<R: Runtime>() {
+    let stub = Stub::start(Reply::cpu(&[90, 40]));
+    let guard = guard::<R>(&stub, 80, 100);
+    let _ = guard.check("/search");
+    assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == cpu(90)).await);
+    assert_eq!(guard.check("/search"), Decision::Reject(Route::Web));
+
+    stub.set(Reply::reset());
+    let down = Instant::now();
+    assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == cpu(0)).await);
+    assert!(
+        down.elapsed() < INTERVAL * 2 + Duration::from_millis(200),
+        "CPU read 0 within an interval of the outage, took {:?}",
+        down.elapsed()
+    );
+    assert_eq!(guard.check("/search"), Decision::Allow, "fail-open");
+    assert!(
+        eventually::<R>(Duration::from_secs(5), || guard.failures().consecutive()
+            >= 4)
+        .await
+    );
+
+    stub.set(Reply::cpu(&[85]));
+    assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == cpu(85)).await);
+    assert_eq!(guard.failures().consecutive(), 0);
+    assert_eq!(guard.check("/search"), Decision::Reject(Route::Web));
+    guard.shutdown().await;
+}
+
+async fn slow_headers_and_stalled_bodies_end_at_the_timeout_one_at_a_time<R: Runtime>() {
+    let timeout = Duration::from_millis(300);
+    for reply in [
+        Reply::cpu(&[50]).delayed(Duration::from_secs(3)),
+        Reply::cpu(&[50]).stalled(20, Duration::from_secs(3)),
+    ] {
+        let stub = Stub::start(reply);
+        let started = Instant::now();
+        let error = source(&stub, timeout)
+            .sample()
+            .await
+            .expect_err("times out");
+        let took = started.elapsed();
+        assert_eq!(error.kind(), SourceErrorKind::Timeout, "{error}");
+        assert!(took >= timeout && took < timeout * 3, "{took:?}");
+
+        let guard = LoadGuard::<R, _>::with_source(&config(80, 100), source(&stub, timeout));
+        let _ = guard.check("/search");
+        assert!(
+            eventually::<R>(Duration::from_secs(5), || guard.failures().consecutive()
+                >= 3)
+            .await
+        );
+        assert_eq!(stub.max_in_flight(), 1, "never two polls in flight");
+        guard.shutdown().await;
+    }
+}
+
+async fn error_statuses_name_the_status_and_the_body<R: Runtime>() {
+    for (fixture, status, detail) in [
+        ("os-401", 401, "Unauthorized"),
+        ("es-8x-401", 401, "security_exception"),
+        (
+            "os-403",
+            403,
+            "no permissions for [cluster:monitor/nodes/stats]",
+        ),
+        ("os-503", 503, "OpenSearch Security not initialized."),
+        ("os-404", 404, "index_not_found_exception"),
+        (
+            "os-400-unrecognized-metric",
+            400,
+            "illegal_argument_exception",
+        ),
+    ] {
+        let stub = Stub::start(Reply::fixture(fixture));
+        let error = source(&stub, Duration::from_secs(2))
+            .sample()
+            .await
+            .expect_err(fixture);
+        assert_eq!(error.kind(), SourceErrorKind::Status(status), "{fixture}");
+        let message = error.to_string();
+        assert!(
+            message.starts_with(&format!("HTTP status {status}: ")),
+            "{fixture}: {message}"
+        );
+        assert!(message.contains(detail), "{fixture}: {message}");
+    }
+}
+
+async fn oversize_nested_and_garbage_bodies_fail_cleanly<R: Runtime>() {
+    let stub = Stub::start(Reply::megabytes(3));
+    let error = source(&stub, Duration::from_secs(5))
+        .sample()
+        .await
+        .expect_err("too large");
+    assert!(
+        matches!(
+            error.kind(),
+            SourceErrorKind::Body(ParseError::TooLarge { .. })
+        ),
+        "{error}"
+    );
+
+    let stub = Stub::start(Reply::nested(1_000_000));
+    let error = source(&stub, Duration::from_secs(5))
+        .sample()
+        .await
+        .expect_err("too deep");
+    assert!(
+        matches!(
+            error.kind(),
+            SourceErrorKind::Body(ParseError::TooLarge { .. } | ParseError::TooDeep { .. })
+        ),
+        "{error}"
+    );
+    let stub = Stub::start(Reply::nested(200));
+    let error = source(&stub, Duration::from_secs(5))
+        .sample()
+        .await
+        .expect_err("too deep");
+    assert_eq!(
+        error.kind(),
+        SourceErrorKind::Body(ParseError::TooDeep { limit: 64 }),
+        "{error}"
+    );
+
+    let stub = Stub::start(Reply::garbage());
+    let error = source(&stub, Duration::from_secs(5))
+        .sample()
+        .await
+        .expect_err("garbage");
+    assert!(
+        matches!(error.kind(), SourceErrorKind::Body(ParseError::Json(_))),
+        "{error}"
+    );
+
+    // A body cut off by the server: the connection closes mid-body.
+    let stub = Stub::start(Reply::cpu(&[50]).stalled(10, Duration::from_millis(1)));
+    stub.push(Reply::reset());
+    let _ = source(&stub, Duration::from_secs(2)).sample().await;
+}
+
+async fn credentials_travel_in_a_header_only<R: Runtime>() {
+    let stub = Stub::start(Reply::fixture("os-401"));
+    let url = Url::parse(&stub.url_with_credentials("admin", "s3cr%40t")).expect("url");
+    let mut source = OpenSearchSource::new(&url).expect("source");
+    let error = source.sample().await.expect_err("401");
+    let seen = stub.seen();
+    assert_eq!(
+        seen[0].authorization.as_deref(),
+        Some("Basic YWRtaW46czNjckB0")
+    );
+    assert!(!seen[0].target.contains("s3cr"));
+    for text in [
+        error.to_string(),
+        format!("{error:?}"),
+        format!("{source:?}"),
+        url.to_string(),
+    ] {
+        assert!(!text.contains("s3cr"), "{text}");
+    }
+}
+
+// ---- the adaptive gate ---------------------------------------------------------------------
+
+fn leaked(cpu: u8) -> &'static FixedSource {
+    Box::leak(Box::new(FixedSource::new(CpuPercent::new(cpu))))
+}
+
+async fn waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample<R: Runtime>() {
+    let source = leaked(90);
+    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
+    assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
+    let done = Arc::new(AtomicUsize::new(0));
+    for _ in 0..100 {
+        let (gate, done) = (gate.clone(), Arc::clone(&done));
+        R::default().spawn(async move {
+            gate.wait().await;
+            done.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    assert!(eventually::<R>(Duration::from_secs(5), || gate.waiting() == 100).await);
+    pause::<R>(Duration::from_millis(100)).await;
+    assert_eq!(
+        done.load(Ordering::SeqCst),
+        0,
+        "nobody passes at 90 % >= 50 %"
+    );
+
+    source.set(CpuPercent::new(10));
+    assert!(
+        eventually::<R>(Duration::from_secs(5), || done.load(Ordering::SeqCst)
+            == 100)
+        .await
+    );
+    assert_eq!(gate.waiting(), 0);
+    gate.shutdown().await;
+}
+
+async fn wait_timeout_returns_false_after_its_deadline<R: Runtime>() {
+    let source = leaked(95);
+    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
+    assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(95))).await);
+    let started = Instant::now();
+    assert!(!gate.wait_timeout(Duration::from_millis(150)).await);
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    assert_eq!(gate.waiting(), 0);
+    source.set(CpuPercent::new(5));
+    assert!(gate.wait_timeout(Duration::from_secs(5)).await);
+    gate.shutdown().await;
+}
+
+async fn a_disabled_gate_never_waits_nor_samples<R: Runtime>() {
+    for threshold in [0, -10] {
+        let source = leaked(100);
+        let gate = Adaptive::<R>::with_source_every(threshold, Duration::from_millis(10), source);
+        gate.wait().await;
+        assert!(gate.wait_timeout(Duration::ZERO).await);
+        gate.wait_blocking();
+        pause::<R>(Duration::from_millis(50)).await;
+        assert_eq!(source.taken(), 0);
+    }
+}
+
+async fn ten_thousand_waiters_cost_no_polling<R: Runtime>() {
+    let source = leaked(90);
+    let interval = Duration::from_millis(50);
+    let gate = Adaptive::<R>::with_source_every(50, interval, source);
+    assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
+    let done = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let taken_before = source.taken();
+    for _ in 0..10_000 {
+        let (gate, done) = (gate.clone(), Arc::clone(&done));
+        R::default().spawn(async move {
+            gate.wait().await;
+            done.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    assert!(eventually::<R>(Duration::from_secs(10), || gate.waiting() == 10_000).await);
+    pause::<R>(Duration::from_millis(300)).await;
+    let samples = source.taken() - taken_before;
+    let one_sampler = started.elapsed().as_millis() / interval.as_millis() + 2;
+    assert!(
+        u128::from(samples) <= one_sampler,
+        "{samples} samples in {:?}: waiters must not cause sampling",
+        started.elapsed()
+    );
+    assert_eq!(done.load(Ordering::SeqCst), 0);
+    source.set(CpuPercent::new(10));
+    assert!(
+        eventually::<R>(Duration::from_secs(10), || done.load(Ordering::SeqCst)
+            == 10_000)
+        .await
+    );
+    gate.shutdown().await;
+}
+
+async fn plain_threads_block_and_resume<R: Runtime>() {
+    let source = leaked(90);
+    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
+    assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
+    assert!(!gate.wait_blocking_timeout(Duration::from_millis(50)));
+    let done = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let (gate, done) = (gate.clone(), Arc::clone(&done));
+            std::thread::spawn(move || {
+                gate.wait_blocking();
+                done.fetch_add(1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    assert!(eventually::<R>(Duration::from_secs(5), || gate.waiting() == 4).await);
+    source.set(CpuPercent::new(10));
+    for thread in threads {
+        thread.join().expect("waiter thread");
+    }
+    assert_eq!(done.load(Ordering::SeqCst), 4);
+    gate.shutdown().await;
+}
+
+async fn shutdown_stops_the_tasks<R: Runtime>() {
+    let stub = Stub::start(Reply::cpu(&[10]));
+    let guard = guard::<R>(&stub, 80, 100);
+    let _ = guard.check("/");
+    assert!(stub.wait_for_requests(2, Duration::from_secs(5)));
+    guard.shutdown().await;
+    let after = stub.requests();
+    pause::<R>(INTERVAL * 4).await;
+    assert_eq!(stub.requests(), after, "no poll after shutdown");
+
+    let source = leaked(10);
+    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(10), source);
+    assert!(eventually::<R>(Duration::from_secs(5), || source.taken() >= 2).await);
+    drop(gate); // the last handle: the sampler stops by itself
+    pause::<R>(Duration::from_millis(50)).await;
+    let after = source.taken();
+    pause::<R>(Duration::from_millis(100)).await;
+    assert_eq!(
+        source.taken(),
+        after,
+        "no sample after the last handle is gone"
+    );
+}
+
+macro_rules! on_both_runtimes {
+    ($($name:ident),* $(,)?) => {
+        mod on_smol {
+            $(#[test]
+            fn $name() {
+                ::smol::block_on(super::$name::<load_smol::Smol>());
+            })*
+        }
+        mod on_async_std {
+            $(#[test]
+            fn $name() {
+                ::async_std::task::block_on(super::$name::<load_async_std::AsyncStd>());
+            })*
+        }
+    };
+}
+
+on_both_runtimes!(
+    cpu_is_the_busiest_node_and_unknown_nodes_are_skipped,
+    partial_failure_is_a_success_that_records_failed_nodes,
+    no_poll_before_the_first_controlled_request,
+    both_thresholds_at_100_never_poll,
+    a_thousand_concurrent_first_requests_start_one_monitor,
+    an_outage_fails_open_and_recovery_restores,
+    slow_headers_and_stalled_bodies_end_at_the_timeout_one_at_a_time,
+    error_statuses_name_the_status_and_the_body,
+    oversize_nested_and_garbage_bodies_fail_cleanly,
+    credentials_travel_in_a_header_only,
+    waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample,
+    wait_timeout_returns_false_after_its_deadline,
+    a_disabled_gate_never_waits_nor_samples,
+    ten_thousand_waiters_cost_no_polling,
+    plain_threads_block_and_resume,
+    shutdown_stops_the_tasks,
+);
