@@ -22,7 +22,9 @@ pub use adaptive::{AdaptiveGate, Wait};
 pub use config::{Config, ConfigError, ConfigErrorKind, MAX_SECONDS, Url, UrlError, keys};
 pub use control::{Decision, LoadControl};
 pub use gauge::{CpuGauge, CpuPercent, FailureCounter, FailureLevel, Reading};
-pub use path::{EXCLUDED_PREFIXES, Route, STATIC_EXTENSIONS, classify, classify_bytes};
+pub use path::{
+    EXCLUDED_PREFIXES, Route, STATIC_EXTENSIONS, classify, classify_bytes, decode_unreserved,
+};
 pub use snippet::Snippet;
 #[cfg(feature = "system")]
 pub use source::SystemSource;

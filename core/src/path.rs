@@ -224,8 +224,23 @@ fn is_ambiguous_segment(name: &[u8]) -> bool {
     })
 }
 
-/// The bytes of a segment with escapes of unreserved characters decoded; any other `%` is
-/// yielded as-is, so it can never match a plain name.
+/// The bytes of a path segment with escapes of unreserved characters (`A-Z a-z 0-9 - . _ ~`)
+/// decoded, and every other byte (other escapes included) as written: what [`classify`]
+/// compares. A router that matches segments this way routes exactly what load control
+/// classified.
+///
+/// ```
+/// use load_core::decode_unreserved;
+///
+/// let decoded: Vec<u8> = decode_unreserved(b"%61dmin%2Fx").collect();
+/// assert_eq!(decoded, b"admin%2Fx");
+/// ```
+pub fn decode_unreserved(raw: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    decoded(raw)
+}
+
+/// See [`decode_unreserved`]; any `%` that is not decoded is yielded as-is, so it can never
+/// match a plain name.
 fn decoded(raw: &[u8]) -> impl Iterator<Item = u8> + '_ {
     let mut i = 0;
     core::iter::from_fn(move || {
