@@ -1,0 +1,342 @@
+//! The demo search application: its routes, and load control in front of them.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures::future::Either;
+use http_types::{Request, Response, StatusCode};
+use load_smol::monitor::Stop;
+use load_smol::rt::{Adaptive, LoadGuard, Runtime};
+use load_smol::{Config, CpuSource, Decision, OpenSearchSource, Route, SystemSource};
+use serde_json::json;
+
+/// The cluster signal: the cluster when its address is known, else this machine's CPU.
+pub type ClusterSource = Either<OpenSearchSource, SystemSource>;
+
+/// The application state shared by every connection.
+pub struct App<R: Runtime> {
+    guard: LoadGuard<R, ClusterSource>,
+    background: Adaptive<R>,
+    config: Config,
+    crawled: AtomicU64,
+    stop: Stop,
+}
+
+impl<R: Runtime> std::fmt::Debug for App<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("guard", &self.guard)
+            .field("background", &self.background)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Runtime> App<R> {
+    /// The application for `config`, with the cluster monitor ready to start on the first
+    /// controlled request and the local sampler running.
+    ///
+    /// # Errors
+    ///
+    /// A one-line description when a CPU source cannot be set up.
+    pub fn new(config: Config) -> Result<Arc<App<R>>, String> {
+        let cluster: ClusterSource = match &config.search_engine_url {
+            Some(url) => Either::Left(
+                OpenSearchSource::new(url)
+                    .map_err(|e| format!("search_engine.http.url {url}: {e}"))?,
+            ),
+            None => Either::Right(
+                SystemSource::new().map_err(|e| format!("cannot read this machine's CPU: {e}"))?,
+            ),
+        };
+        Ok(Self::with_sources(config, cluster, local_source()?))
+    }
+
+    /// The application with explicit sources (tests use scripted ones).
+    pub fn with_sources<L: CpuSource + Send + 'static>(
+        config: Config,
+        cluster: ClusterSource,
+        local: L,
+    ) -> Arc<App<R>> {
+        let interval = config
+            .monitor_interval
+            .max(SystemSource::minimum_interval());
+        Arc::new(App {
+            guard: LoadGuard::with_source(&config, cluster),
+            background: Adaptive::with_source_every(config.adaptive_threshold, interval, local),
+            config,
+            crawled: AtomicU64::new(0),
+            stop: Stop::new(),
+        })
+    }
+
+    /// The request guard.
+    #[must_use]
+    pub fn guard(&self) -> &LoadGuard<R, ClusterSource> {
+        &self.guard
+    }
+
+    /// The background-work gate.
+    #[must_use]
+    pub fn background(&self) -> &Adaptive<R> {
+        &self.background
+    }
+
+    /// Items the crawler processed.
+    #[must_use]
+    pub fn crawled(&self) -> u64 {
+        self.crawled.load(Ordering::Relaxed)
+    }
+
+    /// The demo crawler: one small item every ~50 ms, each behind the adaptive gate. Runs
+    /// until [`App::shutdown`].
+    pub async fn crawl(&self) {
+        let work = async {
+            loop {
+                self.background.wait().await;
+                self.crawled.fetch_add(1, Ordering::Relaxed);
+                load_smol::Sleep::sleep(&R::default(), Duration::from_millis(50)).await;
+            }
+        };
+        let stop = self.stop.wait();
+        futures::pin_mut!(work, stop);
+        futures::future::select(work, stop).await;
+    }
+
+    /// Stops the crawler and the monitors, and waits for the monitors.
+    pub async fn shutdown(&self) {
+        self.stop.request();
+        self.guard.shutdown().await;
+        self.background.shutdown().await;
+    }
+
+    /// Answers one request: load control first, then the route.
+    pub fn handle(&self, request: &Request) -> Response {
+        let url = request.url();
+        // The URL parser has already resolved dot segments; classification handles the
+        // rest (`;params`, escapes), so the guard and the router see the same path.
+        match self.guard.check(url.path()) {
+            Decision::Allow => self.route(request),
+            Decision::Reject(route) => self.busy(route),
+        }
+    }
+
+    fn busy(&self, route: Route) -> Response {
+        let busy = self.guard.busy_response(route);
+        let mut response = Response::new(StatusCode::TooManyRequests);
+        for (name, value) in busy.headers() {
+            response.insert_header(name, value);
+        }
+        response.set_body(busy.body());
+        // `set_body` sets a content type of its own: put the exact one back.
+        response.insert_header("Content-Type", busy.content_type());
+        response
+    }
+
+    fn route(&self, request: &Request) -> Response {
+        let url = request.url();
+        // Segments as load control classified them: `;params` dropped, escapes of
+        // unreserved characters decoded.
+        let decoded: Vec<String> = url
+            .path_segments()
+            .map(|segments| {
+                segments
+                    .map(|s| s.split(';').next().unwrap_or_default())
+                    .filter(|s| !s.is_empty())
+                    .map(|s| {
+                        String::from_utf8_lossy(
+                            &load_smol::decode_unreserved(s.as_bytes()).collect::<Vec<u8>>(),
+                        )
+                        .into_owned()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
+        let query = url
+            .query_pairs()
+            .find(|(key, _)| key == "q")
+            .map(|(_, value)| value.into_owned())
+            .unwrap_or_default();
+        match segments.as_slice() {
+            [] | ["search"] => html(StatusCode::Ok, &search_page(&query)),
+            ["api", "v1", "documents"] => json_response(StatusCode::Ok, &documents(&query)),
+            ["api", ..] => json_response(
+                StatusCode::NotFound,
+                &json!({"response": {"status": 1, "message": "Not found."}}),
+            ),
+            ["admin", "stats"] => json_response(StatusCode::Ok, &self.stats()),
+            ["admin", ..] => html(StatusCode::Ok, &page("Administration", "<p>Dashboard.</p>")),
+            ["login", ..] => html(StatusCode::Ok, &page("Login", LOGIN_FORM)),
+            ["error", ..] => html(
+                StatusCode::Ok,
+                &page("Error", "<p>Something went wrong.</p>"),
+            ),
+            [.., last] => match static_file(last) {
+                Some((content_type, body)) => {
+                    let mut response = Response::new(StatusCode::Ok);
+                    response.set_body(body);
+                    response.insert_header("Content-Type", content_type);
+                    response
+                }
+                None => html(
+                    StatusCode::NotFound,
+                    &page("Not found", "<p>No such page.</p>"),
+                ),
+            },
+        }
+    }
+
+    /// The `/admin/stats` document.
+    #[must_use]
+    pub fn stats(&self) -> serde_json::Value {
+        let control = self.guard.control();
+        json!({
+            "cpu": self.guard.cpu().get(),
+            "monitor_started": self.guard.monitor_started(),
+            "monitor_failures": self.guard.failures().consecutive(),
+            "monitor_failures_total": self.guard.failures().total(),
+            "rejected_web": control.rejected(Route::Web),
+            "rejected_api": control.rejected(Route::Api),
+            "thresholds": {
+                "web": self.config.web_threshold,
+                "api": self.config.api_threshold,
+                "adaptive": self.config.adaptive_threshold,
+            },
+            "cluster": match &self.config.search_engine_url {
+                Some(url) => url.to_string(),
+                None => "local (this machine's CPU)".to_owned(),
+            },
+            "local_cpu": self.background.cpu().map(|c| c.get()),
+            "crawler": {
+                "processed": self.crawled(),
+                "waiting": self.background.waiting(),
+            },
+        })
+    }
+}
+
+fn local_source() -> Result<SystemSource, String> {
+    SystemSource::new().map_err(|e| format!("cannot read this machine's CPU: {e}"))
+}
+
+fn html(status: StatusCode, body: &str) -> Response {
+    let mut response = Response::new(status);
+    response.set_body(body);
+    response.insert_header("Content-Type", "text/html;charset=UTF-8");
+    response
+}
+
+fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
+    let mut response = Response::new(status);
+    response.set_body(value.to_string());
+    response.insert_header("Content-Type", "application/json;charset=UTF-8");
+    response
+}
+
+/// Escapes text for HTML.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"UTF-8\">\n<title>{title}</title>\n\
+         <link rel=\"stylesheet\" href=\"/css/style.css\">\n</head>\n<body>\n<h1>{title}</h1>\n{body}\n</body>\n</html>\n"
+    )
+}
+
+const LOGIN_FORM: &str = "<form method=\"post\" action=\"/login/\"><input name=\"user\"> \
+<input name=\"password\" type=\"password\"> <button>Log in</button></form>";
+
+/// The demo index: a few documents, matched by a substring of their title.
+const DOCUMENTS: [(&str, &str); 4] = [
+    (
+        "Load control",
+        "Rejecting requests while the search cluster is busy.",
+    ),
+    (
+        "Adaptive load control",
+        "Pausing crawling while this machine is busy.",
+    ),
+    ("Rate limiting", "Limiting requests per client address."),
+    ("Crawling", "Fetching web pages and files for the index."),
+];
+
+fn matches(query: &str) -> impl Iterator<Item = &'static (&'static str, &'static str)> + '_ {
+    let query = query.to_lowercase();
+    DOCUMENTS.iter().filter(move |(title, text)| {
+        query.is_empty()
+            || title.to_lowercase().contains(&query)
+            || text.to_lowercase().contains(&query)
+    })
+}
+
+fn search_page(query: &str) -> String {
+    let results: String = matches(query)
+        .map(|(title, text)| format!("<li><b>{title}</b>: {text}</li>\n"))
+        .collect();
+    page(
+        "Search",
+        &format!(
+            "<form action=\"/search\"><input name=\"q\" value=\"{}\"> <button>Search</button></form>\n<ul>\n{results}</ul>",
+            escape(query)
+        ),
+    )
+}
+
+fn documents(query: &str) -> serde_json::Value {
+    let docs: Vec<serde_json::Value> = matches(query)
+        .map(|(title, text)| json!({"title": title, "content": text}))
+        .collect();
+    json!({"response": {"status": 0, "q": query, "record_count": docs.len(), "result": docs}})
+}
+
+/// A tiny 1x1 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+    0x89, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+    0x42, 0x60, 0x82,
+];
+
+/// The content type and body of a static resource, by its file name.
+fn static_file(name: &str) -> Option<(&'static str, Vec<u8>)> {
+    let extension = name.rsplit_once('.')?.1;
+    let (content_type, body): (&str, &[u8]) = match extension {
+        "css" => (
+            "text/css;charset=UTF-8",
+            b"body { font-family: sans-serif; }\n",
+        ),
+        "js" => (
+            "text/javascript;charset=UTF-8",
+            b"console.log(\"search\");\n",
+        ),
+        "png" => ("image/png", PNG),
+        "jpg" => ("image/jpeg", &[0xFF, 0xD8, 0xFF, 0xD9]),
+        "gif" => ("image/gif", b"GIF89a"),
+        "ico" => ("image/x-icon", &[0, 0, 1, 0]),
+        "svg" => (
+            "image/svg+xml",
+            b"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1\" height=\"1\"/>\n",
+        ),
+        "woff" => ("font/woff", b"wOFF"),
+        "woff2" => ("font/woff2", b"wOF2"),
+        "ttf" => ("font/ttf", &[0, 1, 0, 0]),
+        "eot" => ("application/vnd.ms-fontobject", &[0; 4]),
+        _ => return None,
+    };
+    Some((content_type, body.to_vec()))
+}

@@ -1,0 +1,306 @@
+//! The command line: `search-server [--config PATH] [--listen ADDR] [--runtime smol|async-std]
+//! [--opensearch URL]`.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use load_smol::{Config, Url, UrlError};
+
+/// Which runtime serves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RuntimeKind {
+    /// smol (the default, recommended).
+    #[default]
+    Smol,
+    /// async-std (discontinued upstream; kept for existing users).
+    AsyncStd,
+}
+
+impl RuntimeKind {
+    /// `"smol"` or `"async-std"`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            RuntimeKind::Smol => "smol",
+            RuntimeKind::AsyncStd => "async-std",
+        }
+    }
+}
+
+/// Where the configuration comes from.
+#[derive(Clone, Debug)]
+pub enum ConfigFrom {
+    /// Fess's defaults.
+    Defaults,
+    /// A `fess_config.properties`-style file.
+    File(PathBuf),
+    /// A value built in code (tests, embedding).
+    Value(Box<Config>),
+}
+
+/// Everything the command line says.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `--config`.
+    pub config: ConfigFrom,
+    /// `--listen`, default `127.0.0.1:8080`.
+    pub listen: SocketAddr,
+    /// `--runtime`, default smol.
+    pub runtime: RuntimeKind,
+    /// `--opensearch`: overrides the file's `search_engine.http.url`.
+    pub opensearch: Option<Url>,
+    /// `$SEARCH_ENGINE_HTTP_URL`, used when neither the file nor `--opensearch` gives one.
+    pub env_url: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            config: ConfigFrom::Defaults,
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            runtime: RuntimeKind::Smol,
+            opensearch: None,
+            env_url: None,
+        }
+    }
+}
+
+/// What the command line or the setup got wrong, in one line.
+#[derive(Debug)]
+pub enum CliError {
+    /// `--help` was asked for: not an error, print usage and exit 0.
+    Help,
+    /// An unknown flag, a flag without its value, or a bad value.
+    Usage(String),
+    /// The configuration could not be used.
+    Setup(String),
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Help => f.write_str(USAGE),
+            CliError::Usage(message) | CliError::Setup(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// The usage text.
+pub const USAGE: &str = "usage: search-server [--config PATH] [--listen ADDR] \
+[--runtime smol|async-std] [--opensearch URL]";
+
+/// Parses the arguments after the program name. `--flag value` and `--flag=value` both work.
+///
+/// # Errors
+///
+/// [`CliError::Usage`] naming the flag and value at fault; [`CliError::Help`] for `--help`.
+pub fn parse_args<I>(args: I, env_url: Option<String>) -> Result<Options, CliError>
+where
+    I: IntoIterator<Item = String>,
+{
+    let mut options = Options {
+        env_url: env_url.filter(|url| !url.trim().is_empty()),
+        ..Options::default()
+    };
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "-h" || arg == "--help" {
+            return Err(CliError::Help);
+        }
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => {
+                (flag.to_owned(), Some(value.to_owned()))
+            }
+            _ => (arg.clone(), None),
+        };
+        if !matches!(
+            flag.as_str(),
+            "--config" | "--listen" | "--runtime" | "--opensearch"
+        ) {
+            return Err(CliError::Usage(format!(
+                "unknown argument '{arg}' ({USAGE})"
+            )));
+        }
+        let value = match inline.or_else(|| args.next()) {
+            Some(value) => value,
+            None => return Err(CliError::Usage(format!("{flag} needs a value ({USAGE})"))),
+        };
+        match flag.as_str() {
+            "--config" => options.config = ConfigFrom::File(PathBuf::from(value)),
+            "--listen" => {
+                options.listen = value.parse().map_err(|_| {
+                    CliError::Usage(format!(
+                        "--listen '{value}' is not an address like 127.0.0.1:8080"
+                    ))
+                })?;
+            }
+            "--runtime" => {
+                options.runtime = match value.as_str() {
+                    "smol" => RuntimeKind::Smol,
+                    "async-std" => RuntimeKind::AsyncStd,
+                    _ => {
+                        return Err(CliError::Usage(format!(
+                            "--runtime '{value}' is not one of: smol, async-std"
+                        )));
+                    }
+                };
+            }
+            _ => {
+                options.opensearch = Some(Url::parse(&value).map_err(|e: UrlError| {
+                    CliError::Usage(format!("--opensearch '{}': {e}", redact(&value)))
+                })?);
+            }
+        }
+    }
+    Ok(options)
+}
+
+/// A URL for an error message, with any password replaced.
+fn redact(text: &str) -> String {
+    let Some(scheme_end) = text.find("://").map(|i| i + 3) else {
+        return text.to_owned();
+    };
+    let authority_end = text[scheme_end..]
+        .find(['/', '?', '#'])
+        .map_or(text.len(), |i| scheme_end + i);
+    match text[scheme_end..authority_end].rfind('@') {
+        Some(at) => {
+            let userinfo = &text[scheme_end..scheme_end + at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!(
+                "{}{user}:***@{}",
+                &text[..scheme_end],
+                &text[scheme_end + at + 1..]
+            )
+        }
+        None => text.to_owned(),
+    }
+}
+
+/// Reads the configuration and settles the cluster address: `--opensearch`, else the file's
+/// `search_engine.http.url`, else `$SEARCH_ENGINE_HTTP_URL`, else none (single-box mode).
+///
+/// # Errors
+///
+/// [`CliError::Setup`] with one line naming the file, line, key or variable at fault.
+pub fn load_config(options: &Options) -> Result<Config, CliError> {
+    let mut config = match &options.config {
+        ConfigFrom::Defaults => Config::new(),
+        ConfigFrom::Value(config) => **config,
+        ConfigFrom::File(path) => {
+            load_smol::read_config(path).map_err(|e| CliError::Setup(e.to_string()))?
+        }
+    };
+    if let Some(url) = options.opensearch {
+        config.search_engine_url = Some(url);
+    } else if config.search_engine_url.is_none()
+        && let Some(text) = &options.env_url
+    {
+        let url = Url::parse(text.trim()).map_err(|e| {
+            CliError::Setup(format!("SEARCH_ENGINE_HTTP_URL '{}': {e}", redact(text)))
+        })?;
+        config.search_engine_url = Some(url);
+    }
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn defaults_and_both_flag_forms() {
+        let options = parse_args(args(&[]), None).unwrap();
+        assert_eq!(options.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(options.runtime, RuntimeKind::Smol);
+        let options = parse_args(
+            args(&[
+                "--listen=0.0.0.0:9",
+                "--runtime",
+                "async-std",
+                "--opensearch",
+                "http://h:9200",
+            ]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(options.listen.port(), 9);
+        assert_eq!(options.runtime, RuntimeKind::AsyncStd);
+        assert_eq!(options.opensearch.unwrap().as_str(), "http://h:9200");
+    }
+
+    #[test]
+    fn bad_arguments_name_the_problem() {
+        for (list, needle) in [
+            (
+                &["--runtime", "tokio"][..],
+                "--runtime 'tokio' is not one of: smol, async-std",
+            ),
+            (
+                &["--listen", "localhost"][..],
+                "--listen 'localhost' is not an address",
+            ),
+            (
+                &["--opensearch", "ftp://x"][..],
+                "--opensearch 'ftp://x': expected http:// or https://",
+            ),
+            (&["--config"][..], "--config needs a value"),
+            (&["--verbose"][..], "unknown argument '--verbose'"),
+        ] {
+            let error = parse_args(args(list), None).unwrap_err().to_string();
+            assert!(error.contains(needle), "{list:?}: {error}");
+        }
+        let error = parse_args(args(&["--opensearch", "ftp://u:hunter2@x"]), None).unwrap_err();
+        assert!(!error.to_string().contains("hunter2"), "{error}");
+        assert!(matches!(
+            parse_args(args(&["--help"]), None),
+            Err(CliError::Help)
+        ));
+    }
+
+    #[test]
+    fn the_cluster_url_comes_from_flag_then_file_then_environment() {
+        let file = Config::from_properties("search_engine.http.url=http://file:9200").unwrap();
+        let mut options = parse_args(args(&[]), Some("http://env:9200".into())).unwrap();
+        assert_eq!(
+            load_config(&options)
+                .unwrap()
+                .search_engine_url
+                .unwrap()
+                .as_str(),
+            "http://env:9200"
+        );
+        options.config = ConfigFrom::Value(Box::new(file));
+        assert_eq!(
+            load_config(&options)
+                .unwrap()
+                .search_engine_url
+                .unwrap()
+                .as_str(),
+            "http://file:9200"
+        );
+        options.opensearch = Some(Url::parse("http://flag:9200").unwrap());
+        assert_eq!(
+            load_config(&options)
+                .unwrap()
+                .search_engine_url
+                .unwrap()
+                .as_str(),
+            "http://flag:9200"
+        );
+
+        let bad_env = parse_args(args(&[]), Some("not a url".into())).unwrap();
+        let error = load_config(&bad_env).unwrap_err().to_string();
+        assert!(
+            error.starts_with("SEARCH_ENGINE_HTTP_URL 'not a url'"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,240 @@
+//! Serving: bind, accept, hand each connection to async-h1, stop cleanly. The only part
+//! that differs between runtimes is here, in [`Serve`].
+
+use std::future::Future;
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use futures::future::{Either, select};
+use load_async_std::AsyncStd;
+use load_smol::Smol;
+use load_smol::monitor::Stop;
+use load_smol::rt::Runtime;
+
+use crate::app::App;
+use crate::cli::{CliError, Options, RuntimeKind, load_config};
+
+/// A runtime that can run the server: block on a future, and accept connections.
+pub trait Serve: Runtime {
+    /// Runs `future` to completion on this thread.
+    fn block_on<F: Future>(future: F) -> F::Output;
+
+    /// Accepts connections on `listener` and serves them with `app` until `stop`.
+    fn accept_loop(
+        app: Arc<App<Self>>,
+        listener: TcpListener,
+        stop: Arc<Stop>,
+    ) -> impl Future<Output = io::Result<()>> + Send;
+}
+
+/// Answers every request on one connection (keep-alive included).
+async fn connection<R: Runtime, S>(app: Arc<App<R>>, stream: S)
+where
+    S: futures::io::AsyncRead + futures::io::AsyncWrite + Clone + Send + Sync + Unpin + 'static,
+{
+    let served = async_h1::accept(stream, |request| {
+        let app = Arc::clone(&app);
+        async move { Ok(app.handle(&request)) }
+    })
+    .await;
+    if let Err(error) = served {
+        log::debug!("connection ended: {error}");
+    }
+}
+
+impl Serve for Smol {
+    fn block_on<F: Future>(future: F) -> F::Output {
+        ::smol::block_on(future)
+    }
+
+    async fn accept_loop(
+        app: Arc<App<Self>>,
+        listener: TcpListener,
+        stop: Arc<Stop>,
+    ) -> io::Result<()> {
+        let listener = ::smol::net::TcpListener::try_from(listener)?;
+        let accept = async {
+            loop {
+                let (stream, _) = listener.accept().await?;
+                ::smol::spawn(connection(Arc::clone(&app), stream)).detach();
+            }
+        };
+        futures::pin_mut!(accept);
+        match select(accept, std::pin::pin!(stop.wait())).await {
+            Either::Left((result, _)) => result,
+            Either::Right(_) => Ok(()),
+        }
+    }
+}
+
+impl Serve for AsyncStd {
+    fn block_on<F: Future>(future: F) -> F::Output {
+        ::async_std::task::block_on(future)
+    }
+
+    async fn accept_loop(
+        app: Arc<App<Self>>,
+        listener: TcpListener,
+        stop: Arc<Stop>,
+    ) -> io::Result<()> {
+        let listener = ::async_std::net::TcpListener::from(listener);
+        let accept = async {
+            loop {
+                let (stream, _) = listener.accept().await?;
+                ::async_std::task::spawn(connection(Arc::clone(&app), stream));
+            }
+        };
+        futures::pin_mut!(accept);
+        match select(accept, std::pin::pin!(stop.wait())).await {
+            Either::Left((result, _)) => result,
+            Either::Right(_) => Ok(()),
+        }
+    }
+}
+
+/// A server running on its own thread. Dropping it stops it.
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    stop: Arc<Stop>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl RunningServer {
+    /// The address it listens on.
+    #[must_use]
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Whether it stopped by itself (an accept error).
+    #[must_use]
+    pub fn has_stopped(&self) -> bool {
+        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
+    /// Stops accepting, stops the crawler and the monitors, and waits for all of it.
+    ///
+    /// # Errors
+    ///
+    /// The error that ended the accept loop, if one did.
+    pub fn stop(mut self) -> io::Result<()> {
+        self.stop_and_join()
+    }
+
+    fn stop_and_join(&mut self) -> io::Result<()> {
+        self.stop.request();
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(io::Error::other("the server thread panicked")),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        let _ = self.stop_and_join();
+    }
+}
+
+/// Binds `listen` with a clear error ("address in use" names the address).
+///
+/// # Errors
+///
+/// [`CliError::Setup`] when the address cannot be bound.
+pub fn bind(listen: SocketAddr) -> Result<TcpListener, CliError> {
+    let listener = TcpListener::bind(listen)
+        .map_err(|e| CliError::Setup(format!("cannot listen on {listen}: {e}")))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| CliError::Setup(format!("cannot listen on {listen}: {e}")))?;
+    Ok(listener)
+}
+
+/// Serves `app` on `listener` from a new thread running runtime `R`.
+///
+/// # Errors
+///
+/// [`CliError::Setup`] when the listener's address cannot be read or the thread cannot be
+/// started.
+pub fn start_app<R: Serve>(
+    app: Arc<App<R>>,
+    listener: TcpListener,
+) -> Result<RunningServer, CliError> {
+    let addr = listener
+        .local_addr()
+        .map_err(|e| CliError::Setup(format!("cannot read the listening address: {e}")))?;
+    let stop = Arc::new(Stop::new());
+    let thread_stop = Arc::clone(&stop);
+    let thread = std::thread::Builder::new()
+        .name("search-server".into())
+        .spawn(move || {
+            R::block_on(async move {
+                let crawler = Arc::clone(&app);
+                R::default().spawn(async move { crawler.crawl().await });
+                let result = R::accept_loop(Arc::clone(&app), listener, thread_stop).await;
+                app.shutdown().await;
+                result
+            })
+        })
+        .map_err(|e| CliError::Setup(format!("cannot start the server thread: {e}")))?;
+    Ok(RunningServer {
+        addr,
+        stop,
+        thread: Some(thread),
+    })
+}
+
+/// Reads the configuration, binds, builds the app for the chosen runtime and starts it.
+///
+/// # Errors
+///
+/// [`CliError::Setup`] with one line naming what is wrong.
+pub fn start(options: &Options) -> Result<RunningServer, CliError> {
+    let config = load_config(options)?;
+    let listener = bind(options.listen)?;
+    describe(&config, options.runtime);
+    match options.runtime {
+        RuntimeKind::Smol => {
+            start_app(App::<Smol>::new(config).map_err(CliError::Setup)?, listener)
+        }
+        RuntimeKind::AsyncStd => start_app(
+            App::<AsyncStd>::new(config).map_err(CliError::Setup)?,
+            listener,
+        ),
+    }
+}
+
+/// Logs what the configuration means, once, at start-up.
+fn describe(config: &load_smol::Config, runtime: RuntimeKind) {
+    log::info!("Runtime: {}", runtime.name());
+    match &config.search_engine_url {
+        Some(url) => log::info!("Search engine: {url}"),
+        None => log::info!(
+            "No search_engine.http.url: the cluster CPU signal is this machine's own CPU \
+             (single-box mode, as when the search engine runs on this host)"
+        ),
+    }
+    if config.http_control_enabled() {
+        log::info!(
+            "HTTP load control: web requests get 429 at cluster CPU >= {}%, API requests at >= {}% \
+             (>= 100 means never); polled every {:?} from the first controlled request",
+            config.web_threshold,
+            config.api_threshold,
+            config.monitor_interval
+        );
+    } else {
+        log::info!("HTTP load control is off (web.load.control and api.load.control are >= 100)");
+    }
+    if config.adaptive_enabled() {
+        log::info!(
+            "Adaptive load control: background work waits while this machine's CPU is >= {}%",
+            config.adaptive_threshold
+        );
+    } else {
+        log::info!("Adaptive load control is off (adaptive.load.control <= 0)");
+    }
+}

@@ -1,0 +1,154 @@
+//! The `search-server` binary: bad configuration exits non-zero with one clear line, and
+//! SIGTERM stops it cleanly.
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_search-server");
+
+fn run(args: &[&str], env_url: Option<&str>) -> Output {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .env_remove("SEARCH_ENGINE_HTTP_URL")
+        .env_remove("RUST_LOG");
+    if let Some(url) = env_url {
+        command.env("SEARCH_ENGINE_HTTP_URL", url);
+    }
+    command
+        .stdin(Stdio::null())
+        .output()
+        .expect("run search-server")
+}
+
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("search-server-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).expect("write temp file");
+    path
+}
+
+/// Runs with bad input and checks: non-zero exit, exactly one line on stderr, containing
+/// `needle`, and no panic.
+fn fails_with(args: &[&str], env_url: Option<&str>, needle: &str) {
+    let output = run(args, env_url);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{args:?} succeeded");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{args:?}: one line expected:\n{stderr}");
+    assert!(lines[0].starts_with("search-server: error: "), "{stderr}");
+    assert!(
+        lines[0].contains(needle),
+        "{args:?}: {needle:?} not in {stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_configuration_exits_with_one_clear_line() {
+    fails_with(
+        &["--runtime", "tokio"],
+        None,
+        "--runtime 'tokio' is not one of: smol, async-std",
+    );
+    fails_with(
+        &["--config", "/nonexistent/fess_config.properties"],
+        None,
+        "cannot read /nonexistent/fess_config.properties",
+    );
+    let bad = temp_file("bad.properties", "# tuning\nweb.load.control=eighty\n");
+    fails_with(
+        &["--config", bad.to_str().expect("utf-8 path")],
+        None,
+        "bad.properties: line 2: web.load.control = \"eighty\": not an integer",
+    );
+    let interval = temp_file("interval.properties", "load.control.monitor.interval=0\n");
+    fails_with(
+        &["--config", interval.to_str().expect("utf-8 path")],
+        None,
+        "out of range (expected 1 to 86400)",
+    );
+    fails_with(
+        &["--opensearch", "localhost:9200"],
+        None,
+        "--opensearch 'localhost:9200': expected http:// or https://",
+    );
+    fails_with(
+        &[],
+        Some("http://a:9200,http://b:9200"),
+        "SEARCH_ENGINE_HTTP_URL",
+    );
+    fails_with(
+        &["--listen", "nowhere"],
+        None,
+        "--listen 'nowhere' is not an address",
+    );
+    fails_with(&["--bogus"], None, "unknown argument '--bogus'");
+
+    let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    fails_with(
+        &["--listen", &addr],
+        None,
+        &format!("cannot listen on {addr}"),
+    );
+    let _ = std::fs::remove_file(bad);
+    let _ = std::fs::remove_file(interval);
+}
+
+#[test]
+fn help_exits_zero() {
+    let output = run(&["--help"], None);
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("usage: search-server"));
+}
+
+#[test]
+fn sigterm_stops_it_cleanly() {
+    for runtime in ["smol", "async-std"] {
+        let mut child = Command::new(BIN)
+            .args(["--listen", "127.0.0.1:0", "--runtime", runtime])
+            .env_remove("SEARCH_ENGINE_HTTP_URL")
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start search-server");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut first)
+            .expect("read stdout");
+        assert!(
+            first.starts_with("listening on http://127.0.0.1:"),
+            "{first}"
+        );
+
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let exit = loop {
+            if let Some(exit) = child.try_wait().expect("wait") {
+                break exit;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{runtime}: did not stop within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let output = child.wait_with_output().expect("output");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(exit.success(), "{runtime}: {exit:?}\n{stderr}");
+        assert!(stderr.contains(&format!("Runtime: {runtime}")), "{stderr}");
+        assert!(stderr.contains("single-box mode"), "{stderr}");
+        assert!(stderr.contains("Stopped"), "{stderr}");
+    }
+}
