@@ -1,0 +1,361 @@
+//! The search-server end to end: started in-process on an ephemeral port against the
+//! OpenSearch stub, on both runtimes, and spoken to over loopback.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use futures::future::Either;
+use load_core::{Config, CpuPercent, FixedSource, OpenSearchOptions, OpenSearchSource, Url};
+use load_examples::app::App;
+use load_examples::server::{RunningServer, Serve, bind, start_app};
+use load_tests::{Reply, Stub};
+
+const API_BODY: &str = r#"{"response":{"status":9,"message":"Server is busy. Please retry after 60 seconds.","retry_after":60}}"#;
+
+struct Server {
+    running: RunningServer,
+    local: &'static FixedSource,
+}
+
+fn start<R: Serve>(stub: &Stub, web: i32, api: i32) -> Server {
+    let mut config = Config::new();
+    config.web_threshold = web;
+    config.api_threshold = api;
+    config.monitor_interval = Duration::from_millis(100);
+    let url = Url::parse(&stub.url()).expect("url");
+    let cluster = OpenSearchSource::with_options(
+        &url,
+        OpenSearchOptions::new().timeout(Duration::from_secs(2)),
+    )
+    .expect("source");
+    let local: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(5))));
+    let app = App::<R>::with_sources(config, Either::Left(cluster), local);
+    let listener = bind("127.0.0.1:0".parse().expect("addr")).expect("bind");
+    Server {
+        running: start_app(app, listener).expect("start"),
+        local,
+    }
+}
+
+/// A response as the raw bytes came: status, headers (lower-case names), body.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Sends `target` exactly as written (no client-side normalisation) over HTTP/1.1.
+fn raw_get(addr: SocketAddr, target: &str) -> Answer {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read");
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("head");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status line");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    Answer {
+        status,
+        headers,
+        body: raw[split + 4..].to_vec(),
+    }
+}
+
+/// The same through surf, a real HTTP client.
+async fn get(addr: SocketAddr, target: &str) -> Answer {
+    let mut response = surf::get(format!("http://{addr}{target}"))
+        .await
+        .expect("request");
+    let body = response.body_bytes().await.expect("body");
+    let headers = response
+        .iter()
+        .map(|(name, values)| {
+            (
+                name.as_str().to_ascii_lowercase(),
+                values.as_str().to_owned(),
+            )
+        })
+        .collect();
+    Answer {
+        status: u16::from(response.status()),
+        headers,
+        body,
+    }
+}
+
+fn stats(addr: SocketAddr) -> serde_json::Value {
+    serde_json::from_slice(&raw_get(addr, "/admin/stats").body).expect("stats JSON")
+}
+
+fn wait_for(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    condition()
+}
+
+fn set_cluster_cpu(server: &Server, stub: &Stub, cpu: u64) {
+    stub.set(Reply::cpu(&[cpu as i64, 1]));
+    let addr = server.running.addr();
+    assert!(
+        wait_for(Duration::from_secs(5), || stats(addr)["cpu"] == cpu),
+        "the server never saw {cpu}%: {}",
+        stats(addr)
+    );
+}
+
+const EXCLUDED: [&str; 12] = [
+    "/admin/",
+    "/admin/dashboard/",
+    "/login/",
+    "/error/busy",
+    "/css/style.css",
+    "/js/app.js",
+    "/images/logo.png",
+    "/images/logo.svg",
+    "/favicon.ico",
+    "/fonts/a.woff2",
+    "/fonts/a.ttf",
+    "/fonts/a.eot",
+];
+
+async fn fess_filter_cases<R: Serve>() {
+    let stub = Stub::start(Reply::cpu(&[0]));
+    let server = start::<R>(&stub, 70, 80);
+    let addr = server.running.addr();
+    // The first controlled request starts the monitor.
+    assert_eq!(get(addr, "/").await.status, 200);
+
+    // (cluster CPU, web rejected, API rejected): web at 70 %, API at 80 %, equality rejects.
+    for (cpu, web, api) in [
+        (69, false, false),
+        (70, true, false),
+        (79, true, false),
+        (80, true, true),
+        (100, true, true),
+    ] {
+        set_cluster_cpu(&server, &stub, cpu);
+        // `/api` without a slash is a web request (it is answered 404 when admitted).
+        for (target, served) in [("/", 200), ("/search?q=load", 200), ("/api", 404)] {
+            let want = if web { 429 } else { served };
+            assert_eq!(get(addr, target).await.status, want, "{target} at {cpu}%");
+        }
+        for (target, served) in [("/api/v1/documents?q=load", 200), ("/api/", 404)] {
+            let want = if api { 429 } else { served };
+            assert_eq!(get(addr, target).await.status, want, "{target} at {cpu}%");
+        }
+        for target in EXCLUDED {
+            assert_eq!(get(addr, target).await.status, 200, "{target} at {cpu}%");
+        }
+    }
+
+    // At 100 % both classes are rejected: check the responses byte for byte.
+    let api = get(addr, "/api/v1/documents?q=x").await;
+    assert_eq!(api.text(), API_BODY);
+    assert_eq!(
+        api.header("content-type"),
+        Some("application/json;charset=UTF-8")
+    );
+    assert_eq!(api.header("retry-after"), Some("60"));
+    let web = get(addr, "/search?q=x").await;
+    assert_eq!(web.header("retry-after"), Some("60"));
+    assert_eq!(web.header("content-type"), Some("text/html;charset=UTF-8"));
+    assert!(web.text().contains("Service Temporarily Unavailable"));
+    assert!(
+        web.text()
+            .contains("The server is currently experiencing high load. Please try again later.")
+    );
+    assert!(!web.text().contains("q=x"), "the request is never echoed");
+
+    let counts = stats(addr);
+    assert!(
+        counts["rejected_web"].as_u64() > Some(0) && counts["rejected_api"].as_u64() > Some(0),
+        "{counts}"
+    );
+}
+
+async fn lazy_start_is_visible_at_the_stub<R: Serve>() {
+    let stub = Stub::start(Reply::cpu(&[10]));
+    let server = start::<R>(&stub, 70, 100);
+    let addr = server.running.addr();
+    for target in EXCLUDED
+        .iter()
+        .chain(&["/api/v1/documents?q=x", "/admin/stats"])
+    {
+        assert_eq!(get(addr, target).await.status, 200, "{target}");
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        stub.requests(),
+        0,
+        "nothing polled before a controlled request"
+    );
+    assert_eq!(stats(addr)["monitor_started"], false);
+    assert_eq!(get(addr, "/search?q=x").await.status, 200);
+    assert!(stub.wait_for_requests(1, Duration::from_secs(5)));
+    assert_eq!(stats(addr)["monitor_started"], true);
+}
+
+async fn obfuscated_paths_are_not_excluded<R: Serve>() {
+    let stub = Stub::start(Reply::cpu(&[100]));
+    let server = start::<R>(&stub, 70, 80);
+    let addr = server.running.addr();
+    assert_eq!(raw_get(addr, "/search").status, 200);
+    set_cluster_cpu(&server, &stub, 100);
+    for (target, api) in [
+        ("/search;.css", false),
+        ("/api/v1/search;.js", true),
+        ("/admin/../search", false),
+        ("/admin/%2e%2e/search", false),
+        ("/./admin/../api/v1/x", true),
+        ("//admin/../search", false),
+        ("/api/v1/../../search", false),
+        ("/search?x=.css", false),
+        ("/search%3b.css", false),
+        ("/search;jsessionid=1", false),
+        ("/api;v=1/v1/documents", true),
+    ] {
+        let answer = raw_get(addr, target);
+        assert_eq!(answer.status, 429, "{target}: {}", answer.text());
+        let is_api = answer.header("content-type") == Some("application/json;charset=UTF-8");
+        assert_eq!(is_api, api, "{target}: class");
+    }
+    for target in ["/admin;x=1/", "/%61dmin/", "/css/style%2ecss"] {
+        assert_eq!(
+            raw_get(addr, target).status,
+            200,
+            "{target} really is excluded"
+        );
+    }
+}
+
+async fn an_outage_fails_open_and_recovery_restores<R: Serve>() {
+    let stub = Stub::start(Reply::cpu(&[0]));
+    let server = start::<R>(&stub, 70, 80);
+    let addr = server.running.addr();
+    assert_eq!(get(addr, "/").await.status, 200);
+    set_cluster_cpu(&server, &stub, 95);
+    assert_eq!(get(addr, "/search").await.status, 429);
+
+    stub.set(Reply::reset());
+    assert!(
+        wait_for(Duration::from_secs(5), || raw_get(addr, "/search").status
+            == 200),
+        "fail-open"
+    );
+    assert!(wait_for(
+        Duration::from_secs(5),
+        || stats(addr)["monitor_failures"].as_u64() >= Some(2)
+    ));
+
+    set_cluster_cpu(&server, &stub, 95);
+    assert_eq!(get(addr, "/search").await.status, 429);
+    assert_eq!(stats(addr)["monitor_failures"], 0);
+}
+
+async fn the_crawler_pauses_while_the_machine_is_busy<R: Serve>() {
+    let stub = Stub::start(Reply::cpu(&[0]));
+    let server = start::<R>(&stub, 100, 100);
+    let addr = server.running.addr();
+    let processed = |addr| stats(addr)["crawler"]["processed"].as_u64().unwrap_or(0);
+    assert!(
+        wait_for(Duration::from_secs(5), || processed(addr) >= 3),
+        "the crawler runs"
+    );
+
+    server.local.set(CpuPercent::new(90));
+    assert!(wait_for(Duration::from_secs(5), || stats(addr)["crawler"]
+        ["waiting"]
+        == 1));
+    let paused = processed(addr);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(processed(addr), paused, "no work while CPU >= 50 %");
+
+    server.local.set(CpuPercent::new(10));
+    assert!(
+        wait_for(Duration::from_secs(5), || processed(addr) > paused + 2),
+        "resumes by itself"
+    );
+    assert_eq!(
+        stub.requests(),
+        0,
+        "HTTP control off: the cluster is never polled"
+    );
+}
+
+async fn stops_cleanly<R: Serve>() {
+    let stub = Stub::start(Reply::cpu(&[10]));
+    let server = start::<R>(&stub, 70, 80);
+    let addr = server.running.addr();
+    assert_eq!(get(addr, "/").await.status, 200);
+    assert!(stub.wait_for_requests(1, Duration::from_secs(5)));
+    server.running.stop().expect("clean stop");
+    let polls = stub.requests();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        stub.requests(),
+        polls,
+        "the monitor stopped with the server"
+    );
+    assert!(TcpStream::connect(addr).is_err(), "the listener is closed");
+}
+
+macro_rules! on_both_runtimes {
+    ($($name:ident),* $(,)?) => {
+        mod on_smol {
+            $(#[test]
+            fn $name() {
+                ::smol::block_on(super::$name::<load_smol::Smol>());
+            })*
+        }
+        mod on_async_std {
+            $(#[test]
+            fn $name() {
+                ::async_std::task::block_on(super::$name::<load_async_std::AsyncStd>());
+            })*
+        }
+    };
+}
+
+on_both_runtimes!(
+    fess_filter_cases,
+    lazy_start_is_visible_at_the_stub,
+    obfuscated_paths_are_not_excluded,
+    an_outage_fails_open_and_recovery_restores,
+    the_crawler_pauses_while_the_machine_is_busy,
+    stops_cleanly,
+);
