@@ -93,7 +93,118 @@ pub fn classify(target: &str) -> Route {
 
 /// [`classify`] on raw bytes (a target that is not valid UTF-8 is classified all the same).
 #[must_use]
+#[inline]
 pub fn classify_bytes(target: &[u8]) -> Route {
+    match classify_canonical(target) {
+        Some(route) => route,
+        None => classify_normalising(target),
+    }
+}
+
+/// How the fast path treats a byte.
+const PLAIN: u8 = 0;
+const SLASH: u8 = 1;
+const DOT: u8 = 2;
+const END: u8 = 3;
+/// Needs the full normaliser: `%`, `\`, `;`, control characters.
+const BAIL: u8 = 4;
+
+const CLASS: [u8; 256] = {
+    let mut class = [PLAIN; 256];
+    let mut b = 0;
+    while b < 256 {
+        class[b] = match b as u8 {
+            b'/' => SLASH,
+            b'.' => DOT,
+            b'?' | b'#' => END,
+            b'%' | b'\\' | b';' | 0x00..=0x1f | 0x7f => BAIL,
+            _ => PLAIN,
+        };
+        b += 1;
+    }
+    class
+};
+
+/// The fast path: a target that is already canonical (starts with `/`; no escape, backslash,
+/// `;`, control character, empty segment or segment starting with `.` before the query) is
+/// classified in one pass over a byte-class table. Anything else is `None`, for the full
+/// normaliser. Both agree wherever this answers (a property test checks it).
+#[inline]
+fn classify_canonical(target: &[u8]) -> Option<Route> {
+    if target.first() != Some(&b'/') {
+        return None;
+    }
+    let mut first_end = 0;
+    let mut last_slash = 0;
+    let mut last_dot = 0;
+    let mut end = target.len();
+    let mut i = 1;
+    loop {
+        // Runs of plain bytes are the common case: skip them in a tight loop.
+        while i < target.len() && CLASS[usize::from(target[i])] == PLAIN {
+            i += 1;
+        }
+        let Some(&b) = target.get(i) else { break };
+        match CLASS[usize::from(b)] {
+            SLASH => {
+                if last_slash == i - 1 {
+                    return None; // an empty segment
+                }
+                if first_end == 0 {
+                    first_end = i;
+                }
+                last_slash = i;
+            }
+            DOT => {
+                if last_slash == i - 1 {
+                    return None; // a segment starting with `.`: maybe a dot segment
+                }
+                last_dot = i;
+            }
+            END => {
+                end = i;
+                break;
+            }
+            _ => return None,
+        }
+        i += 1;
+    }
+    let first = &target[1..if first_end == 0 { end } else { first_end }];
+    if matches!(first, b"admin" | b"error" | b"login") {
+        return Some(Route::Excluded);
+    }
+    if last_dot > last_slash && is_static_extension(&target[last_dot..end]) {
+        return Some(Route::Excluded);
+    }
+    if first == b"api" && first_end != 0 {
+        Some(Route::Api)
+    } else {
+        Some(Route::Web)
+    }
+}
+
+/// Whether `extension` (with its dot) is one of [`STATIC_EXTENSIONS`].
+#[inline]
+fn is_static_extension(extension: &[u8]) -> bool {
+    matches!(
+        extension,
+        b".css"
+            | b".js"
+            | b".png"
+            | b".jpg"
+            | b".gif"
+            | b".ico"
+            | b".svg"
+            | b".woff"
+            | b".woff2"
+            | b".ttf"
+            | b".eot"
+    )
+}
+
+/// The full normaliser (see [`classify`] for the rule).
+#[cold]
+fn classify_normalising(target: &[u8]) -> Route {
     let end = target
         .iter()
         .position(|&b| b == b'?' || b == b'#')
@@ -389,6 +500,47 @@ mod tests {
             ("http://host/admin/", Route::Web),
         ] {
             assert_eq!(classify(path), route, "{path}");
+        }
+    }
+
+    #[test]
+    fn the_extension_list_and_the_fast_match_agree() {
+        for ext in STATIC_EXTENSIONS {
+            let name = std::format!("file{ext}");
+            assert!(is_static_extension(ext.as_bytes()), "{ext}");
+            assert!(is_static(name.as_bytes()), "{ext}");
+            assert_eq!(
+                classify_canonical(std::format!("/x/{name}").as_bytes()),
+                Some(Route::Excluded)
+            );
+        }
+        for name in ["/css", "/a.cs", "/a.css.map", "/a.css/", "/.css"] {
+            assert_ne!(
+                classify_canonical(name.as_bytes()),
+                Some(Route::Excluded),
+                "{name}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+
+        /// Wherever the fast path answers, it answers what the full normaliser does.
+        #[test]
+        fn the_fast_path_agrees_with_the_normaliser(
+            parts in proptest::collection::vec(
+                proptest::sample::select(std::vec![
+                    "/", "//", ".", "..", "admin", "api", "error", "login", "search", "a", "x.css",
+                    ".js", "woff2", ".woff", "?", "#", ";p", "%2e", "%61", "\\", "q=.css", "-", "~",
+                ]),
+                0..8,
+            )
+        ) {
+            let target: std::string::String = parts.concat();
+            if let Some(fast) = classify_canonical(target.as_bytes()) {
+                proptest::prop_assert_eq!(fast, classify_normalising(target.as_bytes()), "{}", target);
+            }
         }
     }
 
