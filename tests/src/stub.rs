@@ -144,6 +144,8 @@ pub struct Seen {
     pub target: String,
     /// The `Authorization` header, if any.
     pub authorization: Option<String>,
+    /// Whether the client asked to close the connection after this request.
+    pub close: bool,
     /// When it arrived.
     pub at: Instant,
 }
@@ -300,7 +302,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let mut writer = write_half;
     let mut reader = BufReader::new(stream);
     while !shared.stopping.load(Ordering::SeqCst) && started.elapsed() < MAX_CONNECTION_LIFETIME {
-        let Some((target, authorization)) = read_request(&mut reader, shared) else {
+        let Some((target, authorization, close)) = read_request(&mut reader, shared) else {
             return;
         };
         let reply = {
@@ -311,6 +313,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
             script.seen.push(Seen {
                 target,
                 authorization,
+                close,
                 at: Instant::now(),
             });
             let queued = script.queue.pop_front();
@@ -321,18 +324,19 @@ fn serve(stream: TcpStream, shared: &Shared) {
         shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
         let keep_open = answer(&mut writer, reader.get_ref(), &reply, shared);
         shared.in_flight.fetch_sub(1, Ordering::SeqCst);
-        if !keep_open {
+        if !keep_open || close {
             let _ = writer.shutdown(Shutdown::Both);
             return;
         }
     }
 }
 
-/// Reads one request head; `None` when the connection ends.
+/// Reads one request head (target, `Authorization`, `Connection: close`); `None` when the
+/// connection ends.
 fn read_request(
     reader: &mut BufReader<TcpStream>,
     shared: &Shared,
-) -> Option<(String, Option<String>)> {
+) -> Option<(String, Option<String>, bool)> {
     let mut request_line = String::new();
     loop {
         match reader.read_line(&mut request_line) {
@@ -353,22 +357,25 @@ fn read_request(
     }
     let target = request_line.split_whitespace().nth(1)?.to_owned();
     let mut authorization = None;
+    let mut close = false;
     loop {
         let mut line = String::new();
         match reader.read_line(&mut line) {
             Ok(0) => return None,
             Ok(_) if line.trim().is_empty() => break,
             Ok(_) => {
-                if let Some((name, value)) = line.split_once(':')
-                    && name.eq_ignore_ascii_case("authorization")
-                {
-                    authorization = Some(value.trim().to_owned());
+                if let Some((name, value)) = line.split_once(':') {
+                    if name.eq_ignore_ascii_case("authorization") {
+                        authorization = Some(value.trim().to_owned());
+                    } else if name.eq_ignore_ascii_case("connection") {
+                        close = value.trim().eq_ignore_ascii_case("close");
+                    }
                 }
             }
             Err(_) => return None,
         }
     }
-    Some((target, authorization))
+    Some((target, authorization, close))
 }
 
 /// Sleeps up to `duration`, returning early (with `false`) if the client hung up.
