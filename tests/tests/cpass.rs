@@ -39,3 +39,26 @@ fn values_are_copy() {
     copy::<load_core::Decision>();
     copy::<load_core::opensearch::NodeStats>();
 }
+
+#[test]
+fn racing_first_requests_trip_the_latch_exactly_once() {
+    for _ in 0..50 {
+        let control = LoadControl::new(80, 100);
+        let starts = std::sync::atomic::AtomicUsize::new(0);
+        let barrier = std::sync::Barrier::new(8);
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                scope.spawn(|| {
+                    barrier.wait();
+                    for _ in 0..100 {
+                        let _ = control.check("/search");
+                        if control.take_start() {
+                            starts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(starts.into_inner(), 1);
+    }
+}
