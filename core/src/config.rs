@@ -19,10 +19,73 @@ pub mod keys {
     pub const SEARCH_ENGINE_URL: &str = "search_engine.http.url";
     /// Seconds a rejected client is told to wait (`Retry-After`).
     pub const RETRY_AFTER: &str = "load.control.retry.after";
+    /// What a failed poll means: `open` (0 %, Fess), `hold` or `closed`.
+    pub const FAILURE_POLICY: &str = "load.control.failure.policy";
+    /// Seconds a held sample stays valid after the last successful poll.
+    pub const STALE_AFTER: &str = "load.control.stale.after";
+    /// `none` (Fess) or `ewma`.
+    pub const SMOOTHING: &str = "load.control.smoothing";
+    /// The EWMA's time constant, in seconds.
+    pub const SMOOTHING_TAU: &str = "load.control.smoothing.tau";
+    /// Consecutive samples at or above a threshold before rejecting starts.
+    pub const ENTER_SAMPLES: &str = "load.control.enter.samples";
+    /// Rejecting stops only below the threshold minus this many percent.
+    pub const EXIT_MARGIN: &str = "load.control.exit.margin";
+    /// Minimum seconds in the rejecting state.
+    pub const MIN_HOLD: &str = "load.control.min.hold";
+    /// `enforce` (Fess) or `monitor` (count and log, admit everything).
+    pub const MODE: &str = "load.control.mode";
+    /// Up to this many seconds added at random to each `Retry-After`.
+    pub const RETRY_AFTER_JITTER: &str = "load.control.retry.after.jitter";
 }
 
 /// The longest interval or `Retry-After` accepted: one day, in seconds.
 pub const MAX_SECONDS: u32 = 86_400;
+
+/// The largest `Retry-After` jitter accepted, in seconds.
+pub const MAX_JITTER: u32 = 3_600;
+
+/// The EWMA time constant when `load.control.smoothing=ewma` is set without a `tau`.
+pub const DEFAULT_TAU: Duration = Duration::from_secs(5);
+
+/// What a failed poll of the cluster means for requests (`load.control.failure.policy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FailurePolicy {
+    /// The CPU reads 0 % at once: requests are admitted (Fess; the default).
+    #[default]
+    Open,
+    /// The last good sample is kept for up to `load.control.stale.after`, then as `Open`.
+    Hold,
+    /// The last good sample is kept for up to `load.control.stale.after`; after that the
+    /// signal is unknown and controlled requests are rejected until a poll succeeds.
+    Closed,
+}
+
+/// How raw samples become the CPU that decisions use (`load.control.smoothing`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Smoothing {
+    /// Each sample as it is (Fess; the default).
+    #[default]
+    None,
+    /// A time-aware exponentially weighted moving average with this time constant: a sample
+    /// `dt` after the previous one weighs `1 - exp(-dt / tau)`, so irregular polls do not
+    /// skew it. Seeded with the first sample.
+    Ewma {
+        /// The time constant.
+        tau: Duration,
+    },
+}
+
+/// Whether rejections are enforced (`load.control.mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Reject (Fess; the default).
+    #[default]
+    Enforce,
+    /// Admit everything, but count and log what would have been rejected: a safe way to tune
+    /// thresholds on a live system.
+    Monitor,
+}
 
 /// Load-control settings, with Fess's defaults.
 ///
@@ -61,6 +124,26 @@ pub struct Config {
     pub retry_after: u32,
     /// `search_engine.http.url`: the cluster to poll. No default.
     pub search_engine_url: Option<Url>,
+    /// `load.control.failure.policy`. Default [`FailurePolicy::Open`] (Fess).
+    pub failure_policy: FailurePolicy,
+    /// `load.control.stale.after`: how long `hold` and `closed` keep the last good sample.
+    /// Default 10 s.
+    pub stale_after: Duration,
+    /// `load.control.smoothing` and `load.control.smoothing.tau`. Default none (Fess).
+    pub smoothing: Smoothing,
+    /// `load.control.enter.samples`: consecutive samples at or above a threshold before its
+    /// class is rejected, 1 to 1000. Default 1 (Fess).
+    pub enter_samples: u32,
+    /// `load.control.exit.margin`: rejecting stops only below the threshold minus this,
+    /// 0 to 100 percent. Default 0 (Fess).
+    pub exit_margin: u8,
+    /// `load.control.min.hold`: minimum time in the rejecting state. Default 0 (Fess).
+    pub min_hold: Duration,
+    /// `load.control.mode`. Default [`Mode::Enforce`] (Fess).
+    pub mode: Mode,
+    /// `load.control.retry.after.jitter`: up to this many seconds (0 to 3600) added at
+    /// random to each `Retry-After`, so rejected clients do not return in step. Default 0.
+    pub retry_after_jitter: u32,
 }
 
 impl Config {
@@ -73,6 +156,14 @@ impl Config {
         adaptive_threshold: 50,
         retry_after: 60,
         search_engine_url: None,
+        failure_policy: FailurePolicy::Open,
+        stale_after: Duration::from_secs(10),
+        smoothing: Smoothing::None,
+        enter_samples: 1,
+        exit_margin: 0,
+        min_hold: Duration::ZERO,
+        mode: Mode::Enforce,
+        retry_after_jitter: 0,
     };
 
     /// The defaults, [`Config::DEFAULT`].
@@ -119,15 +210,21 @@ impl Config {
     /// As [`Config::from_properties`].
     pub fn apply_properties(&mut self, text: &str) -> Result<(), ConfigError> {
         let mut next = *self;
+        let mut tau = None;
         let mut reader = Reader::new(text);
         while let Some(entry) = reader.next_entry()? {
-            next.set(&entry)?;
+            next.set(&entry, &mut tau)?;
+        }
+        if let (Smoothing::Ewma { .. }, Some(tau)) = (next.smoothing, tau) {
+            next.smoothing = Smoothing::Ewma { tau };
         }
         *self = next;
         Ok(())
     }
 
-    fn set(&mut self, entry: &Entry) -> Result<(), ConfigError> {
+    /// Applies one entry; `tau` collects `load.control.smoothing.tau`, which may come before
+    /// or after `load.control.smoothing` and is applied once all lines are read.
+    fn set(&mut self, entry: &Entry, tau: &mut Option<Duration>) -> Result<(), ConfigError> {
         let error = |kind| ConfigError {
             line: entry.line,
             key: Snippet::new(entry.key()),
@@ -143,6 +240,18 @@ impl Config {
             None => Err(error(ConfigErrorKind::NotAnInteger)),
         };
         let threshold = || parse_i32(entry.value()).ok_or(error(ConfigErrorKind::NotAnInteger));
+        let ranged = |min: u32, max: u32| match parse_i32(entry.value()) {
+            Some(n) if n >= 0 && (min..=max).contains(&n.unsigned_abs()) => Ok(n.unsigned_abs()),
+            Some(_) => Err(error(ConfigErrorKind::OutOfRange { min, max })),
+            None => Err(error(ConfigErrorKind::NotAnInteger)),
+        };
+        let choice = |expected: &'static str| {
+            let value = entry.value().trim();
+            expected
+                .split('|')
+                .position(|name| name.eq_ignore_ascii_case(value))
+                .ok_or(error(ConfigErrorKind::UnknownValue { expected }))
+        };
         if entry.key_overflow {
             return Ok(());
         }
@@ -154,6 +263,36 @@ impl Config {
                 self.monitor_interval = Duration::from_secs(seconds()?.into())
             }
             keys::RETRY_AFTER => self.retry_after = seconds()?,
+            keys::FAILURE_POLICY => {
+                self.failure_policy = match choice("open|hold|closed")? {
+                    0 => FailurePolicy::Open,
+                    1 => FailurePolicy::Hold,
+                    _ => FailurePolicy::Closed,
+                };
+            }
+            keys::STALE_AFTER => self.stale_after = Duration::from_secs(seconds()?.into()),
+            keys::SMOOTHING => {
+                self.smoothing = match choice("none|ewma")? {
+                    0 => Smoothing::None,
+                    _ => Smoothing::Ewma {
+                        tau: match self.smoothing {
+                            Smoothing::Ewma { tau } => tau,
+                            Smoothing::None => DEFAULT_TAU,
+                        },
+                    },
+                };
+            }
+            keys::SMOOTHING_TAU => *tau = Some(Duration::from_secs(seconds()?.into())),
+            keys::ENTER_SAMPLES => self.enter_samples = ranged(1, 1000)?,
+            keys::EXIT_MARGIN => self.exit_margin = ranged(0, 100)? as u8,
+            keys::MIN_HOLD => self.min_hold = Duration::from_secs(ranged(0, MAX_SECONDS)?.into()),
+            keys::MODE => {
+                self.mode = match choice("enforce|monitor")? {
+                    0 => Mode::Enforce,
+                    _ => Mode::Monitor,
+                };
+            }
+            keys::RETRY_AFTER_JITTER => self.retry_after_jitter = ranged(0, MAX_JITTER)?,
             keys::SEARCH_ENGINE_URL => {
                 if entry.value_overflow {
                     return Err(error(ConfigErrorKind::InvalidUrl(UrlError::TooLong)));
@@ -204,6 +343,11 @@ pub enum ConfigErrorKind {
     MalformedEscape,
     /// The cluster address is not usable.
     InvalidUrl(UrlError),
+    /// The value is not one of the accepted words.
+    UnknownValue {
+        /// The accepted words, separated by `|`.
+        expected: &'static str,
+    },
 }
 
 /// A configuration line that was refused: which line, key and value, and why.
@@ -244,6 +388,16 @@ impl fmt::Display for ConfigError {
             }
             ConfigErrorKind::MalformedEscape => f.write_str("malformed \\uXXXX escape"),
             ConfigErrorKind::InvalidUrl(e) => write!(f, "invalid URL: {e}"),
+            ConfigErrorKind::UnknownValue { expected } => {
+                f.write_str("expected one of: ")?;
+                for (i, word) in expected.split('|').enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    f.write_str(word)?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -814,6 +968,99 @@ mod tests {
         let error = Config::from_properties(&long).unwrap_err();
         assert!(error.value.is_truncated());
         assert_eq!(error.value.as_str().chars().count(), 24);
+    }
+
+    #[test]
+    fn beyond_fess_keys_default_to_fess_behaviour() {
+        let config = Config::DEFAULT;
+        assert_eq!(config.failure_policy, FailurePolicy::Open);
+        assert_eq!(config.smoothing, Smoothing::None);
+        assert_eq!((config.enter_samples, config.exit_margin), (1, 0));
+        assert_eq!(config.min_hold, Duration::ZERO);
+        assert_eq!(config.mode, Mode::Enforce);
+        assert_eq!(config.retry_after_jitter, 0);
+    }
+
+    #[test]
+    fn beyond_fess_keys_parse() {
+        let config = parse(
+            "load.control.smoothing.tau=8\n\
+             load.control.smoothing = EWMA\n\
+             load.control.failure.policy=closed\n\
+             load.control.stale.after=30\n\
+             load.control.enter.samples=3\n\
+             load.control.exit.margin=10\n\
+             load.control.min.hold=20\n\
+             load.control.mode=monitor\n\
+             load.control.retry.after.jitter=15\n",
+        );
+        assert_eq!(
+            config.smoothing,
+            Smoothing::Ewma {
+                tau: Duration::from_secs(8)
+            }
+        );
+        assert_eq!(config.failure_policy, FailurePolicy::Closed);
+        assert_eq!(config.stale_after, Duration::from_secs(30));
+        assert_eq!((config.enter_samples, config.exit_margin), (3, 10));
+        assert_eq!(config.min_hold, Duration::from_secs(20));
+        assert_eq!(config.mode, Mode::Monitor);
+        assert_eq!(config.retry_after_jitter, 15);
+        assert_eq!(
+            parse("load.control.smoothing=ewma").smoothing,
+            Smoothing::Ewma { tau: DEFAULT_TAU }
+        );
+        assert_eq!(
+            parse("load.control.smoothing.tau=8").smoothing,
+            Smoothing::None
+        );
+    }
+
+    #[test]
+    fn beyond_fess_errors() {
+        for (text, kind, message) in [
+            (
+                "load.control.failure.policy=maybe",
+                ConfigErrorKind::UnknownValue {
+                    expected: "open|hold|closed",
+                },
+                "expected one of: open, hold, closed",
+            ),
+            (
+                "load.control.mode=on",
+                ConfigErrorKind::UnknownValue {
+                    expected: "enforce|monitor",
+                },
+                "enforce, monitor",
+            ),
+            (
+                "load.control.enter.samples=0",
+                ConfigErrorKind::OutOfRange { min: 1, max: 1000 },
+                "1 to 1000",
+            ),
+            (
+                "load.control.exit.margin=101",
+                ConfigErrorKind::OutOfRange { min: 0, max: 100 },
+                "0 to 100",
+            ),
+            (
+                "load.control.retry.after.jitter=-1",
+                ConfigErrorKind::OutOfRange { min: 0, max: 3600 },
+                "0 to 3600",
+            ),
+            (
+                "load.control.smoothing.tau=0",
+                ConfigErrorKind::OutOfRange {
+                    min: 1,
+                    max: 86_400,
+                },
+                "1 to 86400",
+            ),
+        ] {
+            let error = Config::from_properties(text).unwrap_err();
+            assert_eq!(error.kind, kind, "{text}");
+            assert!(error.to_string().contains(message), "{error}");
+        }
     }
 
     #[test]
