@@ -1,9 +1,16 @@
-//! The request decision: classify, pick the class's threshold, compare with the cluster CPU.
+//! The request decision: classify, then one atomic word says whether the class is rejected.
 
+use core::cell::Cell;
 use core::fmt;
 use core::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 
-use crate::{Config, CpuGauge, Route, classify_bytes};
+use embassy_sync::blocking_mutex::CriticalSectionMutex;
+
+use crate::signal::{Hysteresis, Outcome, Signal, SignalConfig};
+use crate::{
+    Config, CpuGauge, CpuPercent, FailurePolicy, Instant, MAX_JITTER, MAX_SECONDS, Mode, Reading,
+    Route, classify_bytes,
+};
 
 /// What to do with a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -27,12 +34,76 @@ const IDLE: u8 = 0;
 const REQUESTED: u8 = 1;
 const TAKEN: u8 = 2;
 
-/// HTTP request load control: thresholds per class, the cluster CPU gauge and the monitor
+// The hot-path word: both thresholds (clamped to 0..=100), whether each class is rejected
+// now, and the mode. Everything a request needs is one relaxed load, and a reconfiguration
+// is one store: readers see the old settings or the new, never a mix.
+const WEB_SHIFT: u32 = 0;
+const API_SHIFT: u32 = 8;
+const REJECT_WEB: u32 = 1 << 16;
+const REJECT_API: u32 = 1 << 17;
+const MONITOR: u32 = 1 << 18;
+
+const fn clamp_threshold(threshold: i32) -> u8 {
+    if threshold >= 100 {
+        100
+    } else if threshold <= 0 {
+        0
+    } else {
+        threshold as u8
+    }
+}
+
+const fn encode(web: u8, api: u8, reject_web: bool, reject_api: bool, mode: Mode) -> u32 {
+    (web as u32) << WEB_SHIFT
+        | (api as u32) << API_SHIFT
+        | if reject_web { REJECT_WEB } else { 0 }
+        | if reject_api { REJECT_API } else { 0 }
+        | match mode {
+            Mode::Enforce => 0,
+            Mode::Monitor => MONITOR,
+        }
+}
+
+/// The settings a request decision depends on, as one consistent snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// Web threshold, clamped to `0..=100` (100: not controlled, 0: every request rejected).
+    pub web_threshold: u8,
+    /// API threshold, clamped the same way.
+    pub api_threshold: u8,
+    /// Enforce or only monitor.
+    pub mode: Mode,
+}
+
+/// The state behind the hot-path word, kept by the monitor side only.
+#[derive(Clone, Copy)]
+struct SignalCell {
+    config: SignalConfig,
+    signal: Signal,
+    web: Hysteresis,
+    api: Hysteresis,
+}
+
+/// A change of rejecting state, to log after the lock is released.
+#[derive(Clone, Copy)]
+struct Transition {
+    route: Route,
+    rejecting: bool,
+}
+
+/// HTTP request load control: thresholds per class, the cluster CPU signal, and the monitor
 /// start latch.
 ///
 /// `Send + Sync`, `const`-constructible (it can be a `static`), and all methods take
-/// `&self`. A monitor stores cluster samples into [`LoadControl::gauge`]; requests call
-/// [`LoadControl::check`].
+/// `&self`. A monitor feeds it each poll's outcome with [`LoadControl::record`]; requests
+/// call [`LoadControl::check`].
+///
+/// # Beyond Fess, opt-in
+///
+/// With [`LoadControl::from_config`], the [`Config`]'s failure policy, staleness, smoothing,
+/// hysteresis, mode and `Retry-After` jitter apply; their defaults are Fess's behaviour. All
+/// of them are judged when a sample is recorded, so a request still only reads one atomic
+/// word. [`LoadControl::reconfigure`] changes them at run time.
 ///
 /// # Lazy start
 ///
@@ -42,7 +113,7 @@ const TAKEN: u8 = 2;
 /// thresholds are `>= 100`, the latch never trips.
 ///
 /// ```
-/// use load_core::{Decision, LoadControl, Route, CpuPercent};
+/// use load_core::{CpuPercent, Decision, Instant, LoadControl, Outcome, Route};
 ///
 /// static CONTROL: LoadControl = LoadControl::new(80, 90);
 ///
@@ -50,59 +121,96 @@ const TAKEN: u8 = 2;
 /// assert!(CONTROL.take_start(), "the first controlled request asks for the monitor");
 /// assert!(!CONTROL.take_start());
 ///
-/// CONTROL.gauge().store(CpuPercent::new(85)); // what a monitor does
+/// // What a monitor does with each poll:
+/// CONTROL.record(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(85)));
 /// assert_eq!(CONTROL.check("/search?q=rust"), Decision::Reject(Route::Web));
 /// assert_eq!(CONTROL.check("/api/v1/documents"), Decision::Allow);
 /// assert_eq!(CONTROL.check("/admin/"), Decision::Allow);
 /// assert_eq!(CONTROL.rejected(Route::Web), 1);
 /// ```
 pub struct LoadControl {
-    web_threshold: i32,
-    api_threshold: i32,
-    gauge: CpuGauge,
+    word: AtomicU32,
     latch: AtomicU8,
+    /// The CPU decisions use (smoothed or held); `None` when unknown.
+    gauge: CpuGauge,
+    /// The latest successful raw sample.
+    raw: CpuGauge,
+    signal: CriticalSectionMutex<Cell<SignalCell>>,
     rejected_web: AtomicU32,
     rejected_api: AtomicU32,
     /// Rejection counts at the last summary (written by the monitor only).
     summarised_web: AtomicU32,
     summarised_api: AtomicU32,
+    /// Entries into the rejecting state, both classes.
+    transitions: AtomicU32,
+    /// `Retry-After` base (low 17 bits) and jitter (high 15 bits), in seconds.
+    retry: AtomicU32,
+    /// xorshift32 state for the jitter.
+    rng: AtomicU32,
 }
+
+const _: () = assert!(MAX_SECONDS < 1 << 17 && MAX_JITTER < 1 << 15);
 
 impl LoadControl {
     /// Control with these thresholds (Fess's meaning: `>= 100` disables a class, `<= 0`
-    /// rejects all its requests), a cluster CPU of 0 and the latch not tripped.
+    /// rejects all its requests) and otherwise Fess's behaviour: a cluster CPU of 0 until
+    /// the first sample, fail-open, no smoothing or hysteresis, `Retry-After: 60`.
     #[must_use]
     pub const fn new(web_threshold: i32, api_threshold: i32) -> LoadControl {
+        let mut config = Config::DEFAULT;
+        config.web_threshold = web_threshold;
+        config.api_threshold = api_threshold;
+        LoadControl::from_config(&config)
+    }
+
+    /// Control as `config` says.
+    #[must_use]
+    pub const fn from_config(config: &Config) -> LoadControl {
+        let web = clamp_threshold(config.web_threshold);
+        let api = clamp_threshold(config.api_threshold);
+        // Before the first sample the CPU reads 0 (Fess), or is unknown under `closed`.
+        let closed = matches!(config.failure_policy, FailurePolicy::Closed);
+        let (web_state, api_state) = (Hysteresis::initial(web), Hysteresis::initial(api));
         LoadControl {
-            web_threshold,
-            api_threshold,
-            gauge: CpuGauge::new(),
+            word: AtomicU32::new(encode(
+                web,
+                api,
+                web < 100 && (web_state.rejecting || closed),
+                api < 100 && (api_state.rejecting || closed),
+                config.mode,
+            )),
             latch: AtomicU8::new(IDLE),
+            gauge: CpuGauge::with(if closed { None } else { Some(CpuPercent::ZERO) }),
+            raw: CpuGauge::with(None),
+            signal: CriticalSectionMutex::new(Cell::new(SignalCell {
+                config: SignalConfig::from_config(config),
+                signal: Signal::NEW,
+                web: web_state,
+                api: api_state,
+            })),
             rejected_web: AtomicU32::new(0),
             rejected_api: AtomicU32::new(0),
             summarised_web: AtomicU32::new(0),
             summarised_api: AtomicU32::new(0),
+            transitions: AtomicU32::new(0),
+            retry: AtomicU32::new(pack_retry(config.retry_after, config.retry_after_jitter)),
+            rng: AtomicU32::new(0x9E37_79B9),
         }
-    }
-
-    /// Control with the thresholds of `config`.
-    #[must_use]
-    pub const fn from_config(config: &Config) -> LoadControl {
-        LoadControl::new(config.web_threshold, config.api_threshold)
     }
 
     /// Decides a request by its target (path, `;params` and `?query` as received).
     ///
     /// In order: excluded requests pass ([`crate::classify`]); a class whose threshold is
-    /// `>= 100` passes without reading the CPU; otherwise the request is rejected when the
-    /// cluster CPU is at or above the threshold.
+    /// `>= 100` passes; otherwise the request is rejected while its class is in the
+    /// rejecting state (with Fess's settings: while the cluster CPU is at or above the
+    /// threshold). In [`Mode::Monitor`] it is admitted and counted instead.
     ///
     /// # Performance
     ///
     /// One pass over the target, then one relaxed atomic load of the latch and one of the
-    /// gauge. An admitted request never allocates, locks, reads a clock or writes shared
-    /// memory; only the first controlled request (the latch) and rejections (a counter)
-    /// write.
+    /// settings word. An admitted request never allocates, locks, reads a clock or writes
+    /// shared memory; only the first controlled request (the latch) and rejections (a
+    /// counter) write.
     #[inline]
     pub fn check(&self, target: &str) -> Decision {
         self.check_route(classify_bytes(target.as_bytes()))
@@ -111,19 +219,23 @@ impl LoadControl {
     /// [`LoadControl::check`] for a request already classified.
     #[inline]
     pub fn check_route(&self, route: Route) -> Decision {
-        let threshold = match route {
+        let (shift, reject_bit) = match route {
             Route::Excluded => return Decision::Allow,
-            Route::Web => self.web_threshold,
-            Route::Api => self.api_threshold,
+            Route::Web => (WEB_SHIFT, REJECT_WEB),
+            Route::Api => (API_SHIFT, REJECT_API),
         };
-        if threshold >= 100 {
+        let word = self.word.load(Ordering::Relaxed);
+        if (word >> shift) & 0xFF >= 100 {
             return Decision::Allow;
         }
         if self.latch.load(Ordering::Relaxed) == IDLE {
             self.trip_latch();
         }
-        if i32::from(self.gauge.percent_or_zero()) >= threshold {
-            self.count_rejection(route);
+        if word & reject_bit == 0 {
+            return Decision::Allow;
+        }
+        self.count_rejection(route);
+        if word & MONITOR == 0 {
             Decision::Reject(route)
         } else {
             Decision::Allow
@@ -163,29 +275,197 @@ impl LoadControl {
         self.latch.load(Ordering::Acquire) != IDLE
     }
 
-    /// Whether any class is controlled (a threshold below 100).
-    #[must_use]
-    pub const fn is_enabled(&self) -> bool {
-        self.web_threshold < 100 || self.api_threshold < 100
-    }
-
-    /// The threshold of a class, `None` for [`Route::Excluded`].
-    #[must_use]
-    pub const fn threshold(&self, route: Route) -> Option<i32> {
-        match route {
-            Route::Excluded => None,
-            Route::Web => Some(self.web_threshold),
-            Route::Api => Some(self.api_threshold),
+    /// Records one poll's outcome at `now`: applies the failure policy, staleness,
+    /// smoothing and hysteresis, and updates what requests see. Called by the monitor (it
+    /// takes a short lock that requests never take); logs at INFO when a class starts or
+    /// stops being rejected.
+    pub fn record(&self, now: Instant, outcome: Outcome) {
+        let mut transitions = [None; 2];
+        self.signal.lock(|cell| {
+            let mut state = cell.get();
+            let (effective, raw) = state.signal.update(now, outcome, &state.config);
+            if raw.is_some() {
+                self.raw.store(raw);
+            }
+            self.gauge.store(effective);
+            let word = self.word.load(Ordering::Relaxed);
+            let web = state
+                .web
+                .update(now, effective, (word >> WEB_SHIFT) as u8, &state.config);
+            let api = state
+                .api
+                .update(now, effective, (word >> API_SHIFT) as u8, &state.config);
+            let bits = if web { REJECT_WEB } else { 0 } | if api { REJECT_API } else { 0 };
+            let next = (word & !(REJECT_WEB | REJECT_API)) | bits;
+            if next != word {
+                self.word.store(next, Ordering::Release);
+                for (slot, (route, bit)) in transitions
+                    .iter_mut()
+                    .zip([(Route::Web, REJECT_WEB), (Route::Api, REJECT_API)])
+                {
+                    if (word ^ next) & bit != 0 {
+                        *slot = Some(Transition {
+                            route,
+                            rejecting: next & bit != 0,
+                        });
+                    }
+                }
+            }
+            cell.set(state);
+        });
+        for transition in transitions.into_iter().flatten() {
+            self.log_transition(transition);
         }
     }
 
-    /// The cluster CPU gauge: monitors store into it, [`LoadControl::check`] reads it.
-    #[must_use]
-    pub const fn gauge(&self) -> &CpuGauge {
-        &self.gauge
+    fn log_transition(&self, Transition { route, rejecting }: Transition) {
+        let settings = self.settings();
+        let threshold = self.threshold(route).unwrap_or(100);
+        let cpu = self.gauge.cpu();
+        let verb = match (rejecting, settings.mode) {
+            (true, Mode::Enforce) => "now rejected",
+            (true, Mode::Monitor) => "now over the threshold (monitor mode: still admitted)",
+            (false, _) => "admitted again",
+        };
+        if rejecting {
+            self.transitions.fetch_add(1, Ordering::Relaxed);
+        }
+        match cpu {
+            Some(cpu) => log::info!(
+                "Load control: {route} requests {verb} (cpu={cpu}, threshold={threshold}%)"
+            ),
+            None => log::info!(
+                "Load control: {route} requests {verb} (cpu unknown, threshold={threshold}%)"
+            ),
+        }
     }
 
-    /// Requests of a class rejected so far (wrapping at 2^32; `0` for excluded).
+    /// Applies new settings at run time: thresholds, mode, failure policy, staleness,
+    /// smoothing, hysteresis and `Retry-After`. Requests see the new thresholds and mode
+    /// at once, all together. A class whose threshold changed starts afresh from the
+    /// current CPU; a change of smoothing restarts it from the next sample.
+    pub fn reconfigure(&self, config: &Config) {
+        let mut transitions = [None; 2];
+        self.signal.lock(|cell| {
+            let mut state = cell.get();
+            let signal = SignalConfig::from_config(config);
+            if signal.smoothing != state.config.smoothing {
+                state.signal.reset_smoothing();
+            }
+            state.config = signal;
+            let old = self.word.load(Ordering::Relaxed);
+            let cpu = self.gauge.cpu();
+            let rejecting = |shift: u32, threshold: i32, class: &mut Hysteresis| {
+                let threshold = clamp_threshold(threshold);
+                if (old >> shift) as u8 != threshold {
+                    *class = Hysteresis::new(false);
+                    // One sample's worth of the plain rule, ignoring the entry streak.
+                    let fresh = SignalConfig {
+                        enter_samples: 1,
+                        ..signal
+                    };
+                    class.update(Instant::ZERO, cpu, threshold, &fresh);
+                }
+                threshold < 100 && (class.rejecting || cpu.is_none())
+            };
+            let web = rejecting(WEB_SHIFT, config.web_threshold, &mut state.web);
+            let api = rejecting(API_SHIFT, config.api_threshold, &mut state.api);
+            let next = encode(
+                clamp_threshold(config.web_threshold),
+                clamp_threshold(config.api_threshold),
+                web,
+                api,
+                config.mode,
+            );
+            self.word.store(next, Ordering::Release);
+            for (slot, (route, bit)) in transitions
+                .iter_mut()
+                .zip([(Route::Web, REJECT_WEB), (Route::Api, REJECT_API)])
+            {
+                if (old ^ next) & bit != 0 {
+                    *slot = Some(Transition {
+                        route,
+                        rejecting: next & bit != 0,
+                    });
+                }
+            }
+            self.retry.store(
+                pack_retry(config.retry_after, config.retry_after_jitter),
+                Ordering::Relaxed,
+            );
+            cell.set(state);
+        });
+        for transition in transitions.into_iter().flatten() {
+            self.log_transition(transition);
+        }
+    }
+
+    /// The thresholds and mode requests are decided with, as one snapshot.
+    #[must_use]
+    pub fn settings(&self) -> Settings {
+        let word = self.word.load(Ordering::Acquire);
+        Settings {
+            web_threshold: (word >> WEB_SHIFT) as u8,
+            api_threshold: (word >> API_SHIFT) as u8,
+            mode: if word & MONITOR == 0 {
+                Mode::Enforce
+            } else {
+                Mode::Monitor
+            },
+        }
+    }
+
+    /// Whether requests of `route` are in the rejecting state now (in monitor mode: would
+    /// be rejected).
+    #[must_use]
+    pub fn is_rejecting(&self, route: Route) -> bool {
+        let word = self.word.load(Ordering::Relaxed);
+        match route {
+            Route::Excluded => false,
+            Route::Web => word & REJECT_WEB != 0,
+            Route::Api => word & REJECT_API != 0,
+        }
+    }
+
+    /// Whether any class is controlled (a threshold below 100).
+    #[must_use]
+    pub fn is_enabled(&self) -> bool {
+        let settings = self.settings();
+        settings.web_threshold < 100 || settings.api_threshold < 100
+    }
+
+    /// The threshold of a class, clamped to `0..=100`; `None` for [`Route::Excluded`].
+    #[must_use]
+    pub fn threshold(&self, route: Route) -> Option<u8> {
+        let settings = self.settings();
+        match route {
+            Route::Excluded => None,
+            Route::Web => Some(settings.web_threshold),
+            Route::Api => Some(settings.api_threshold),
+        }
+    }
+
+    /// The cluster CPU decisions are based on (smoothed or held as configured); `None`
+    /// when unknown (the `closed` policy after a stale signal).
+    #[must_use]
+    pub fn cpu(&self) -> Option<CpuPercent> {
+        self.gauge.cpu()
+    }
+
+    /// The effective CPU with its sequence number (how many samples were recorded).
+    #[must_use]
+    pub fn reading(&self) -> Reading {
+        self.gauge.reading()
+    }
+
+    /// The latest raw sample, before smoothing; `None` before the first success.
+    #[must_use]
+    pub fn raw_cpu(&self) -> Option<CpuPercent> {
+        self.raw.cpu()
+    }
+
+    /// Requests of a class rejected so far — in monitor mode, that would have been
+    /// (wrapping at 2^32; `0` for excluded).
     #[must_use]
     pub fn rejected(&self, route: Route) -> u32 {
         match route {
@@ -194,9 +474,13 @@ impl LoadControl {
             Route::Api => self.rejected_api.load(Ordering::Relaxed),
         }
     }
-}
 
-impl LoadControl {
+    /// How often a class entered the rejecting state.
+    #[must_use]
+    pub fn transitions(&self) -> u32 {
+        self.transitions.load(Ordering::Relaxed)
+    }
+
     /// Rejections per class (web, API) since the previous call: what a summary reports.
     pub fn take_rejection_counts(&self) -> (u32, u32) {
         let since = |total: &AtomicU32, summarised: &AtomicU32| {
@@ -208,29 +492,65 @@ impl LoadControl {
             since(&self.rejected_api, &self.summarised_api),
         )
     }
+
+    /// The `Retry-After` for one rejection, in seconds: `load.control.retry.after`, plus a
+    /// pseudo-random `0..=jitter` when `load.control.retry.after.jitter` is set.
+    pub fn retry_after(&self) -> u32 {
+        let packed = self.retry.load(Ordering::Relaxed);
+        let (base, jitter) = (packed & ((1 << 17) - 1), packed >> 17);
+        if jitter == 0 {
+            return base;
+        }
+        let next = |mut x: u32| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        let state = self
+            .rng
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| Some(next(x)))
+            .map_or(1, next);
+        base + state % (jitter + 1)
+    }
+}
+
+const fn pack_retry(base: u32, jitter: u32) -> u32 {
+    let base = if base > MAX_SECONDS {
+        MAX_SECONDS
+    } else {
+        base
+    };
+    let jitter = if jitter > MAX_JITTER {
+        MAX_JITTER
+    } else {
+        jitter
+    };
+    base | jitter << 17
 }
 
 impl fmt::Debug for LoadControl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LoadControl")
-            .field("web_threshold", &self.web_threshold)
-            .field("api_threshold", &self.api_threshold)
-            .field("gauge", &self.gauge)
+            .field("settings", &self.settings())
+            .field("cpu", &self.cpu())
+            .field("raw_cpu", &self.raw_cpu())
+            .field("rejecting_web", &self.is_rejecting(Route::Web))
+            .field("rejecting_api", &self.is_rejecting(Route::Api))
             .field("start_requested", &self.start_requested())
             .field("rejected_web", &self.rejected(Route::Web))
             .field("rejected_api", &self.rejected(Route::Api))
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::CpuPercent;
 
     fn control(web: i32, api: i32, cpu: u8) -> LoadControl {
         let control = LoadControl::new(web, api);
-        control.gauge().store(CpuPercent::new(cpu));
+        control.record(Instant::ZERO, Outcome::Sample(CpuPercent::new(cpu)));
         control
     }
 
@@ -286,8 +606,9 @@ mod tests {
     #[test]
     fn unknown_cpu_fails_open() {
         let control = LoadControl::new(10, 10);
-        control.gauge().store(None);
+        control.record(Instant::ZERO, Outcome::Sample(None));
         assert_eq!(control.check("/search"), Decision::Allow);
+        assert_eq!(control.cpu(), Some(CpuPercent::ZERO));
     }
 
     #[test]
@@ -324,6 +645,8 @@ mod tests {
         assert_eq!(control.rejected(Route::Api), 1);
         assert_eq!(control.rejected(Route::Excluded), 0);
         assert_eq!(control.threshold(Route::Api), Some(60));
+        assert_eq!(control.take_rejection_counts(), (3, 1));
+        assert_eq!(control.take_rejection_counts(), (0, 0));
         assert_eq!(control.threshold(Route::Excluded), None);
     }
 }

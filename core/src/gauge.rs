@@ -107,6 +107,17 @@ impl CpuGauge {
         }
     }
 
+    /// A gauge reading `cpu` (`None`: unknown) with sequence `0`.
+    #[must_use]
+    pub const fn with(cpu: Option<CpuPercent>) -> CpuGauge {
+        CpuGauge {
+            word: AtomicU32::new(match cpu {
+                Some(cpu) => cpu.0 as u32,
+                None => UNKNOWN,
+            }),
+        }
+    }
+
     /// Records a new sample (`None`: unknown) and advances the sequence.
     pub fn store(&self, cpu: Option<CpuPercent>) {
         let value = match cpu {

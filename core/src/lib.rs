@@ -14,17 +14,22 @@ pub mod opensearch;
 mod path;
 #[cfg(feature = "std")]
 pub mod rt;
+mod signal;
 mod snippet;
 mod source;
 mod time;
 
 pub use adaptive::{AdaptiveGate, Wait};
-pub use config::{Config, ConfigError, ConfigErrorKind, MAX_SECONDS, Url, UrlError, keys};
-pub use control::{Decision, LoadControl};
+pub use config::{
+    Config, ConfigError, ConfigErrorKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS,
+    Mode, Smoothing, Url, UrlError, keys,
+};
+pub use control::{Decision, LoadControl, Settings};
 pub use gauge::{CpuGauge, CpuPercent, FailureCounter, FailureLevel, Reading};
 pub use path::{
     EXCLUDED_PREFIXES, Route, STATIC_EXTENSIONS, classify, classify_bytes, decode_unreserved,
 };
+pub use signal::{Outcome, SignalConfig};
 pub use snippet::Snippet;
 #[cfg(feature = "system")]
 pub use source::SystemSource;

@@ -13,11 +13,11 @@ use embassy_sync::waitqueue::AtomicWaker;
 use futures::future::{Either, select};
 
 use crate::{
-    AdaptiveGate, Clock, CpuPercent, CpuSample, CpuSource, FailureCounter, LoadControl, Route,
-    Sleep, SourceError,
+    AdaptiveGate, Clock, CpuPercent, CpuSample, CpuSource, FailureCounter, Instant, LoadControl,
+    Mode, Outcome, Route, Sleep, SourceError,
 };
 
-/// Where a monitor puts its samples, and how it names them in the log.
+/// Where a monitor puts each poll's outcome, and how it names them in the log.
 ///
 /// # Example
 ///
@@ -25,7 +25,7 @@ use crate::{
 ///
 /// ```
 /// use core::sync::atomic::{AtomicU8, Ordering};
-/// use load_core::{monitor::Sink, CpuPercent};
+/// use load_core::{monitor::Sink, CpuPercent, Instant, Outcome};
 ///
 /// struct Latest(AtomicU8);
 ///
@@ -33,12 +33,12 @@ use crate::{
 ///     const NAME: &'static str = "Test CPU";
 ///     const SOURCE: &'static str = "test";
 ///
-///     fn store(&self, cpu: Option<CpuPercent>) {
-///         self.0.store(cpu.map_or(0, CpuPercent::get), Ordering::Relaxed);
-///     }
-///
-///     fn store_failure(&self) {
-///         self.store(Some(CpuPercent::ZERO));
+///     fn record(&self, _now: Instant, outcome: Outcome) {
+///         let cpu = match outcome {
+///             Outcome::Sample(cpu) => cpu.map_or(0, CpuPercent::get),
+///             Outcome::Failed => 0,
+///         };
+///         self.0.store(cpu, Ordering::Relaxed);
 ///     }
 /// }
 /// ```
@@ -48,27 +48,21 @@ pub trait Sink {
     /// The failure line's subject: `"Failed to get <SOURCE> CPU stats: <cause>"`.
     const SOURCE: &'static str;
 
-    /// Records a sample.
-    fn store(&self, cpu: Option<CpuPercent>);
-
-    /// Records that no sample could be taken.
-    fn store_failure(&self);
+    /// Records the outcome of the poll that completed at `now`.
+    fn record(&self, now: Instant, outcome: Outcome);
 }
 
-/// The cluster signal of HTTP control. A failed poll resets the CPU to 0 % (Fess:
-/// fail-open). Each poll also logs, at INFO, how many requests were rejected since the
-/// previous one: one summary line per interval however heavy the overload.
+/// The cluster signal of HTTP control ([`LoadControl::record`]: with Fess's settings a
+/// failed poll resets the CPU to 0 %). Each poll also logs, at INFO, how many requests were
+/// rejected since the previous one: one summary line per interval however heavy the
+/// overload.
 impl Sink for LoadControl {
     const NAME: &'static str = "Search Engine CPU";
     const SOURCE: &'static str = "search engine";
 
-    fn store(&self, cpu: Option<CpuPercent>) {
+    fn record(&self, now: Instant, outcome: Outcome) {
         self.log_rejections();
-        self.gauge().store(cpu);
-    }
-
-    fn store_failure(&self) {
-        self.store(Some(CpuPercent::ZERO));
+        LoadControl::record(self, now, outcome);
     }
 }
 
@@ -78,12 +72,11 @@ impl<M: RawMutex> Sink for AdaptiveGate<M> {
     const NAME: &'static str = "System CPU";
     const SOURCE: &'static str = "system";
 
-    fn store(&self, cpu: Option<CpuPercent>) {
-        AdaptiveGate::store(self, cpu);
-    }
-
-    fn store_failure(&self) {
-        AdaptiveGate::store(self, None);
+    fn record(&self, _now: Instant, outcome: Outcome) {
+        match outcome {
+            Outcome::Sample(cpu) => self.store(cpu),
+            Outcome::Failed => self.store(None),
+        }
     }
 }
 
@@ -94,18 +87,21 @@ impl LoadControl {
             return;
         }
         let threshold = |route| self.threshold(route).unwrap_or(100);
-        let cpu = self.gauge().percent_or_zero();
+        let cpu = self.cpu().map_or(0, CpuPercent::get);
         let (w, a) = (threshold(Route::Web), threshold(Route::Api));
-        const PREFIX: &str = "Rejecting request due to high CPU load:";
+        let prefix = match self.settings().mode {
+            Mode::Enforce => "Rejecting request due to high CPU load:",
+            Mode::Monitor => "Would reject request due to high CPU load (monitor mode, admitted):",
+        };
         match (web, api) {
             (_, 0) => log::info!(
-                "{PREFIX} {web} web request(s) (threshold={w}%) since the last poll, cpu={cpu}%"
+                "{prefix} {web} web request(s) (threshold={w}%) since the last poll, cpu={cpu}%"
             ),
             (0, _) => log::info!(
-                "{PREFIX} {api} API request(s) (threshold={a}%) since the last poll, cpu={cpu}%"
+                "{prefix} {api} API request(s) (threshold={a}%) since the last poll, cpu={cpu}%"
             ),
             _ => log::info!(
-                "{PREFIX} {web} web (threshold={w}%) and {api} API (threshold={a}%) request(s) \
+                "{prefix} {web} web (threshold={w}%) and {api} API (threshold={a}%) request(s) \
                  since the last poll, cpu={cpu}%"
             ),
         }
@@ -202,7 +198,7 @@ pub struct Schedule<'a, C, Z> {
 ///   is never more than one poll in flight, and the period does not drift by the poll's
 ///   duration as Fess's does.
 /// - **Failures** go through `failures` ([`FailureCounter`]): the sink records the failure
-///   ([`Sink::store_failure`]), and `Failed to get <source> CPU stats: <cause>` is logged at
+///   ([`Outcome::Failed`] to [`Sink::record`]), and `Failed to get <source> CPU stats: <cause>` is logged at
 ///   WARN for failures 1 to 3 of a streak, at DEBUG after. A success ends the streak and
 ///   logs `<name>: N%` at DEBUG.
 /// - **Stopping** is checked before each poll and interrupts a poll or a sleep in
@@ -235,7 +231,7 @@ pub async fn run<S, K, C, Z>(
                 Either::Right(((), _)) => break,
             }
         };
-        record(sink, failures, outcome);
+        record(sink, failures, clock.now(), outcome);
 
         next_start = next_start + interval;
         let now = clock.now();
@@ -251,16 +247,17 @@ pub async fn run<S, K, C, Z>(
     }
 }
 
-/// Applies one poll's outcome: store, count, log.
+/// Applies the outcome of a poll that completed at `now`: count, record, log.
 pub fn record<K: Sink + ?Sized>(
     sink: &K,
     failures: &FailureCounter,
+    now: Instant,
     outcome: Result<CpuSample, SourceError>,
 ) {
     match outcome {
         Ok(sample) => {
             failures.record_success();
-            sink.store(sample.cpu);
+            sink.record(now, Outcome::Sample(sample.cpu));
             match sample.cpu {
                 Some(cpu) if sample.failed == 0 => log::debug!("{}: {}", K::NAME, cpu),
                 Some(cpu) => log::debug!(
@@ -275,7 +272,7 @@ pub fn record<K: Sink + ?Sized>(
         }
         Err(error) => {
             let level = failures.record_failure().log_level();
-            sink.store_failure();
+            sink.record(now, Outcome::Failed);
             log::log!(level, "Failed to get {} CPU stats: {}", K::SOURCE, error);
         }
     }
@@ -287,7 +284,7 @@ mod tests {
     use std::vec::Vec;
 
     use super::*;
-    use crate::{FixedSource, Instant, ManualClock, ScriptedSource, SourceErrorKind};
+    use crate::{FixedSource, ManualClock, ScriptedSource, SourceErrorKind};
 
     /// A source that records when it was polled and takes `cost` of simulated time.
     struct Timed<'a> {
@@ -364,8 +361,11 @@ mod tests {
         let mut seen = Vec::new();
         for _ in 0..3 {
             let outcome = futures::executor::block_on((&source).sample());
-            record(&control, &failures, outcome);
-            seen.push((control.gauge().percent_or_zero(), failures.consecutive()));
+            record(&control, &failures, Instant::ZERO, outcome);
+            seen.push((
+                control.cpu().map_or(0, CpuPercent::get),
+                failures.consecutive(),
+            ));
         }
         assert_eq!(seen, [(90, 0), (0, 1), (70, 0)]);
     }
@@ -374,9 +374,19 @@ mod tests {
     fn the_adaptive_sink_reads_a_failure_as_unknown() {
         let gate: AdaptiveGate = AdaptiveGate::new(50);
         let failures = FailureCounter::new();
-        record(&gate, &failures, Ok(CpuSample::local(CpuPercent::new(90))));
+        record(
+            &gate,
+            &failures,
+            Instant::ZERO,
+            Ok(CpuSample::local(CpuPercent::new(90))),
+        );
         assert!(!gate.is_open());
-        record(&gate, &failures, Err(SourceError::of(SourceErrorKind::Io)));
+        record(
+            &gate,
+            &failures,
+            Instant::ZERO,
+            Err(SourceError::of(SourceErrorKind::Io)),
+        );
         assert!(gate.is_open(), "unknown lets work proceed");
     }
 
