@@ -5,7 +5,7 @@ use core::cell::RefCell;
 use core::fmt;
 use core::future::Future;
 use core::pin::{Pin, pin};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 
@@ -53,7 +53,7 @@ const SLOTS: usize = 16;
 /// # });
 /// ```
 pub struct AdaptiveGate<M: RawMutex = CriticalSectionRawMutex> {
-    threshold: i32,
+    threshold: AtomicI32,
     gauge: CpuGauge,
     waiting: AtomicU32,
     state: Mutex<M, RefCell<State>>,
@@ -75,7 +75,7 @@ impl<M: RawMutex> AdaptiveGate<M> {
     #[must_use]
     pub const fn new(threshold: i32) -> AdaptiveGate<M> {
         AdaptiveGate {
-            threshold,
+            threshold: AtomicI32::new(threshold),
             gauge: CpuGauge::new(),
             waiting: AtomicU32::new(0),
             state: Mutex::new(RefCell::new(State {
@@ -89,14 +89,22 @@ impl<M: RawMutex> AdaptiveGate<M> {
 
     /// The threshold in percent.
     #[must_use]
-    pub const fn threshold(&self) -> i32 {
-        self.threshold
+    pub fn threshold(&self) -> i32 {
+        self.threshold.load(Ordering::Relaxed)
+    }
+
+    /// Changes the threshold at run time; waiters that it lets through are woken at once.
+    pub fn set_threshold(&self, threshold: i32) {
+        self.threshold.store(threshold, Ordering::Relaxed);
+        if self.is_open() {
+            self.open();
+        }
     }
 
     /// Whether the gate ever closes (threshold above 0).
     #[must_use]
-    pub const fn is_enabled(&self) -> bool {
-        self.threshold > 0
+    pub fn is_enabled(&self) -> bool {
+        self.threshold() > 0
     }
 
     /// The latest local CPU sample.
@@ -112,10 +120,11 @@ impl<M: RawMutex> AdaptiveGate<M> {
     }
 
     fn open_for(&self, cpu: Option<CpuPercent>) -> bool {
+        let threshold = self.threshold();
         match cpu {
-            _ if self.threshold <= 0 => true,
+            _ if threshold <= 0 => true,
             None => true,
-            Some(cpu) => i32::from(cpu.get()) < self.threshold,
+            Some(cpu) => i32::from(cpu.get()) < threshold,
         }
     }
 
@@ -132,21 +141,26 @@ impl<M: RawMutex> AdaptiveGate<M> {
     pub fn store(&self, cpu: Option<CpuPercent>) {
         self.gauge.store(cpu);
         if self.open_for(cpu) {
-            let wakers = self.state.lock(|state| {
-                let mut state = state.borrow_mut();
-                state.epoch = state.epoch.wrapping_add(1);
-                core::mem::replace(&mut state.slots, [const { None }; SLOTS])
-            });
-            // Woken outside the lock: a waker may run arbitrary executor code.
-            wakers.into_iter().flatten().for_each(Waker::wake);
+            self.open();
         } else if let (Some(cpu), n @ 1..) = (cpu, self.waiting()) {
             log::info!(
                 "Cpu Load {}% is greater than {}%. {} waiting thread(s).",
                 cpu.get(),
-                self.threshold,
+                self.threshold(),
                 n
             );
         }
+    }
+
+    /// Wakes every waiter: the gate is open.
+    fn open(&self) {
+        let wakers = self.state.lock(|state| {
+            let mut state = state.borrow_mut();
+            state.epoch = state.epoch.wrapping_add(1);
+            core::mem::replace(&mut state.slots, [const { None }; SLOTS])
+        });
+        // Woken outside the lock: a waker may run arbitrary executor code.
+        wakers.into_iter().flatten().for_each(Waker::wake);
     }
 
     /// Waits until work may proceed (see [`AdaptiveGate::is_open`]).
@@ -199,7 +213,7 @@ impl<M: RawMutex> AdaptiveGate<M> {
 impl<M: RawMutex> fmt::Debug for AdaptiveGate<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AdaptiveGate")
-            .field("threshold", &self.threshold)
+            .field("threshold", &self.threshold())
             .field("cpu", &self.gauge.cpu())
             .field("waiting", &self.waiting())
             .finish()
@@ -483,6 +497,21 @@ mod tests {
         gate.store(cpu(10));
         run_woken(&mut tasks, &mut seen);
         assert!(tasks.iter().all(|t| t.done));
+    }
+
+    #[test]
+    fn raising_the_threshold_releases_waiters_at_once() {
+        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        gate.store(cpu(70));
+        let mut task = Task::new(&gate);
+        assert!(!task.poll());
+        gate.set_threshold(60);
+        assert_eq!(task.counter.wakes(), 0, "70 % is still at or above 60 %");
+        gate.set_threshold(80);
+        assert_eq!(task.counter.wakes(), 1);
+        assert!(task.poll());
+        gate.set_threshold(0);
+        assert!(!gate.is_enabled());
     }
 
     #[test]

@@ -188,8 +188,6 @@ struct GuardShared {
     task: TaskState,
     interval: Duration,
     clock: StdClock,
-    busy_web: BusyResponse,
-    busy_api: BusyResponse,
 }
 
 impl<R: Runtime, S> Clone for LoadGuard<R, S> {
@@ -213,8 +211,6 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
                     task: TaskState::default(),
                     interval: config.monitor_interval,
                     clock: StdClock::new(),
-                    busy_web: busy::response(Route::Web, config.retry_after),
-                    busy_api: busy::response(Route::Api, config.retry_after),
                 }),
                 source: Mutex::new(Some(source)),
                 runtime: R::default(),
@@ -279,13 +275,18 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
 }
 
 impl<R: Runtime, S> LoadGuard<R, S> {
-    /// The prebuilt busy response for a rejected request of `route`.
+    /// The busy response for a rejected request of `route`: 429, `Retry-After` (with the
+    /// configured jitter, if any) and the body. Built inline, without allocating.
     #[must_use]
-    pub fn busy_response(&self, route: Route) -> &BusyResponse {
-        match route {
-            Route::Api => &self.inner.shared.busy_api,
-            _ => &self.inner.shared.busy_web,
-        }
+    pub fn busy_response(&self, route: Route) -> BusyResponse {
+        busy::response(route, self.control().retry_after())
+    }
+
+    /// Applies a new configuration at run time ([`LoadControl::reconfigure`]): thresholds,
+    /// mode, failure policy, staleness, smoothing, hysteresis and `Retry-After` take effect
+    /// at once. The cluster address and the interval are fixed at construction.
+    pub fn reload(&self, config: &Config) {
+        self.control().reconfigure(config);
     }
 
     /// The decision core (thresholds, gauge, counters).
@@ -297,7 +298,7 @@ impl<R: Runtime, S> LoadGuard<R, S> {
     /// The cluster CPU the guard decides on.
     #[must_use]
     pub fn cpu(&self) -> CpuPercent {
-        self.control().gauge().cpu().unwrap_or(CpuPercent::ZERO)
+        self.control().cpu().unwrap_or(CpuPercent::ZERO)
     }
 
     /// The monitor's failure counter (consecutive and total failures).
@@ -463,6 +464,21 @@ impl<R: Runtime> Adaptive<R> {
     #[must_use]
     pub fn failures(&self) -> &FailureCounter {
         &self.inner.shared.failures
+    }
+
+    /// Applies `adaptive.load.control` from a new configuration at run time. A gate that
+    /// was disabled at construction has no sampler: enabling it needs a new handle (a
+    /// restart), which is logged.
+    pub fn reload(&self, config: &Config) {
+        let gate = self.gate();
+        if config.adaptive_threshold > 0 && !self.inner.shared.task.started.load(Ordering::Acquire)
+        {
+            log::warn!(
+                "adaptive.load.control={} needs a restart: adaptive control was off at start, so no sampler runs",
+                config.adaptive_threshold
+            );
+        }
+        gate.set_threshold(config.adaptive_threshold);
     }
 
     /// The clock the sampler runs on.
