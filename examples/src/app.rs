@@ -1,14 +1,14 @@
 //! The demo search application: its routes, and load control in front of them.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::Either;
 use http_types::{Request, Response, StatusCode};
 use load_smol::monitor::Stop;
 use load_smol::rt::{Adaptive, LoadGuard, Runtime};
-use load_smol::{Config, CpuSource, Decision, OpenSearchSource, Route, SystemSource};
+use load_smol::{Config, CpuSource, Decision, Mode, OpenSearchSource, Route, SystemSource};
 use serde_json::json;
 
 /// The cluster signal: the cluster when its address is known, else this machine's CPU.
@@ -18,7 +18,7 @@ pub type ClusterSource = Either<OpenSearchSource, SystemSource>;
 pub struct App<R: Runtime> {
     guard: LoadGuard<R, ClusterSource>,
     background: Adaptive<R>,
-    config: Config,
+    config: Mutex<Config>,
     crawled: AtomicU64,
     stop: Stop,
 }
@@ -64,7 +64,7 @@ impl<R: Runtime> App<R> {
         Arc::new(App {
             guard: LoadGuard::with_source(&config, cluster),
             background: Adaptive::with_source_every(config.adaptive_threshold, interval, local),
-            config,
+            config: Mutex::new(config),
             crawled: AtomicU64::new(0),
             stop: Stop::new(),
         })
@@ -101,6 +101,43 @@ impl<R: Runtime> App<R> {
         let stop = self.stop.wait();
         futures::pin_mut!(work, stop);
         futures::future::select(work, stop).await;
+    }
+
+    /// The configuration in force.
+    #[must_use]
+    pub fn config(&self) -> Config {
+        *self
+            .config
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Applies a new configuration at run time and logs, at INFO, every key that changed.
+    /// The cluster address and the interval need a restart: a change to them is logged at
+    /// WARN and otherwise ignored.
+    pub fn reload(&self, new: &Config) {
+        let mut current = self
+            .config
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let changes = crate::cli::changes(&current, new);
+        if changes.is_empty() {
+            log::info!("Configuration reloaded: nothing changed");
+            return;
+        }
+        let mut applied = *new;
+        for (key, old, value) in &changes {
+            if crate::cli::needs_restart(key) {
+                log::warn!("{key}: {old} -> {value} takes effect at the next restart");
+            } else {
+                log::info!("{key}: {old} -> {value}");
+            }
+        }
+        applied.search_engine_url = current.search_engine_url;
+        applied.monitor_interval = current.monitor_interval;
+        self.guard.reload(&applied);
+        self.background.reload(&applied);
+        *current = applied;
     }
 
     /// Stops the crawler and the monitors, and waits for the monitors.
@@ -191,19 +228,29 @@ impl<R: Runtime> App<R> {
     #[must_use]
     pub fn stats(&self) -> serde_json::Value {
         let control = self.guard.control();
+        let config = self.config();
         json!({
-            "cpu": self.guard.cpu().get(),
+            "cpu": control.cpu().map(|c| c.get()),
+            "raw_cpu": control.raw_cpu().map(|c| c.get()),
             "monitor_started": self.guard.monitor_started(),
             "monitor_failures": self.guard.failures().consecutive(),
             "monitor_failures_total": self.guard.failures().total(),
             "rejected_web": control.rejected(Route::Web),
             "rejected_api": control.rejected(Route::Api),
-            "thresholds": {
-                "web": self.config.web_threshold,
-                "api": self.config.api_threshold,
-                "adaptive": self.config.adaptive_threshold,
+            "rejecting": {
+                "web": control.is_rejecting(Route::Web),
+                "api": control.is_rejecting(Route::Api),
             },
-            "cluster": match &self.config.search_engine_url {
+            "mode": match control.settings().mode {
+                Mode::Enforce => "enforce",
+                Mode::Monitor => "monitor",
+            },
+            "thresholds": {
+                "web": config.web_threshold,
+                "api": config.api_threshold,
+                "adaptive": self.background.gate().threshold(),
+            },
+            "cluster": match &config.search_engine_url {
                 Some(url) => url.to_string(),
                 None => "local (this machine's CPU)".to_owned(),
             },

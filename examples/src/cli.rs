@@ -207,6 +207,97 @@ pub fn load_config(options: &Options) -> Result<Config, CliError> {
     Ok(config)
 }
 
+/// Keys whose change needs a restart (they shape tasks started once).
+const RESTART_KEYS: [&str; 2] = [
+    load_smol::keys::SEARCH_ENGINE_URL,
+    load_smol::keys::MONITOR_INTERVAL,
+];
+
+/// Whether a change of `key` needs a restart.
+#[must_use]
+pub fn needs_restart(key: &str) -> bool {
+    RESTART_KEYS.contains(&key)
+}
+
+/// Every key whose value differs between `old` and `new`: (key, old value, new value).
+#[must_use]
+pub fn changes(old: &Config, new: &Config) -> Vec<(&'static str, String, String)> {
+    use load_smol::keys;
+    let url = |c: &Config| {
+        c.search_engine_url
+            .map_or_else(|| "(none)".to_owned(), |u| u.to_string())
+    };
+    let smoothing = |c: &Config| match c.smoothing {
+        load_smol::Smoothing::None => "none".to_owned(),
+        load_smol::Smoothing::Ewma { tau } => format!("ewma (tau {}s)", tau.as_secs()),
+    };
+    let rows: [(&'static str, String, String); 14] = [
+        (
+            keys::WEB_LOAD_CONTROL,
+            old.web_threshold.to_string(),
+            new.web_threshold.to_string(),
+        ),
+        (
+            keys::API_LOAD_CONTROL,
+            old.api_threshold.to_string(),
+            new.api_threshold.to_string(),
+        ),
+        (
+            keys::ADAPTIVE_LOAD_CONTROL,
+            old.adaptive_threshold.to_string(),
+            new.adaptive_threshold.to_string(),
+        ),
+        (
+            keys::MONITOR_INTERVAL,
+            format!("{}s", old.monitor_interval.as_secs()),
+            format!("{}s", new.monitor_interval.as_secs()),
+        ),
+        (
+            keys::RETRY_AFTER,
+            old.retry_after.to_string(),
+            new.retry_after.to_string(),
+        ),
+        (
+            keys::RETRY_AFTER_JITTER,
+            old.retry_after_jitter.to_string(),
+            new.retry_after_jitter.to_string(),
+        ),
+        (keys::SEARCH_ENGINE_URL, url(old), url(new)),
+        (
+            keys::FAILURE_POLICY,
+            format!("{:?}", old.failure_policy).to_lowercase(),
+            format!("{:?}", new.failure_policy).to_lowercase(),
+        ),
+        (
+            keys::STALE_AFTER,
+            format!("{}s", old.stale_after.as_secs()),
+            format!("{}s", new.stale_after.as_secs()),
+        ),
+        (keys::SMOOTHING, smoothing(old), smoothing(new)),
+        (
+            keys::ENTER_SAMPLES,
+            old.enter_samples.to_string(),
+            new.enter_samples.to_string(),
+        ),
+        (
+            keys::EXIT_MARGIN,
+            old.exit_margin.to_string(),
+            new.exit_margin.to_string(),
+        ),
+        (
+            keys::MIN_HOLD,
+            format!("{}s", old.min_hold.as_secs()),
+            format!("{}s", new.min_hold.as_secs()),
+        ),
+        (
+            keys::MODE,
+            format!("{:?}", old.mode).to_lowercase(),
+            format!("{:?}", new.mode).to_lowercase(),
+        ),
+    ];
+    rows.into_iter().filter(|(_, a, b)| a != b).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,6 +354,33 @@ mod tests {
             parse_args(args(&["--help"]), None),
             Err(CliError::Help)
         ));
+    }
+
+    #[test]
+    fn changes_list_exactly_the_keys_that_differ() {
+        let old = Config::from_properties("web.load.control=80\napi.load.control=90").unwrap();
+        let new = Config::from_properties(
+            "web.load.control=70\napi.load.control=90\nload.control.mode=monitor\nload.control.monitor.interval=2",
+        )
+        .unwrap();
+        let changes = changes(&old, &new);
+        let keys: Vec<&str> = changes.iter().map(|c| c.0).collect();
+        assert_eq!(
+            keys,
+            [
+                "web.load.control",
+                "load.control.monitor.interval",
+                "load.control.mode"
+            ]
+        );
+        assert_eq!(
+            changes[0],
+            ("web.load.control", "80".to_owned(), "70".to_owned())
+        );
+        assert!(
+            needs_restart("load.control.monitor.interval") && !needs_restart("web.load.control")
+        );
+        assert!(super::changes(&old, &old).is_empty());
     }
 
     #[test]

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use load_examples::cli::{self, CliError};
 use load_examples::server;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
@@ -27,25 +29,40 @@ fn main() -> ExitCode {
         }
         Err(error) => return fail(&error),
     };
+    let mut signals = match Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+        Ok(signals) => signals,
+        Err(error) => return fail(&format!("cannot handle signals: {error}")),
+    };
     let (signal_tx, signal_rx) = mpsc::channel();
-    if let Err(error) = ctrlc::set_handler(move || {
-        let _ = signal_tx.send(());
-    }) {
-        return fail(&format!("cannot handle Ctrl-C / SIGTERM: {error}"));
-    }
+    std::thread::spawn(move || {
+        for signal in signals.forever() {
+            let event = if signal == SIGHUP {
+                Event::Reload
+            } else {
+                Event::Stop
+            };
+            if signal_tx.send(event).is_err() {
+                break;
+            }
+        }
+    });
     let running = match server::start(&options) {
         Ok(running) => running,
         Err(error) => return fail(&error),
     };
     // The first line on stdout says where to connect (scripts read it).
     println!("listening on http://{}", running.addr());
-    log::info!("Listening on http://{} (Ctrl-C to stop)", running.addr());
+    log::info!(
+        "Listening on http://{} (Ctrl-C to stop, SIGHUP to reload the configuration)",
+        running.addr()
+    );
     loop {
         match signal_rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(()) => {
+            Ok(Event::Stop) => {
                 log::info!("Stopping");
                 break;
             }
+            Ok(Event::Reload) => reload(&options, &running),
             Err(mpsc::RecvTimeoutError::Timeout) if !running.has_stopped() => {}
             Err(_) => break,
         }
@@ -56,6 +73,24 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => fail(&format!("server failed: {error}")),
+    }
+}
+
+/// What the signal handlers ask for.
+enum Event {
+    Stop,
+    Reload,
+}
+
+/// Re-reads the configuration file and applies it; an invalid file changes nothing.
+fn reload(options: &cli::Options, running: &server::RunningServer) {
+    if !matches!(options.config, cli::ConfigFrom::File(_)) {
+        log::warn!("SIGHUP: no --config file to reload");
+        return;
+    }
+    match cli::load_config(options) {
+        Ok(config) => running.reload(&config),
+        Err(error) => log::error!("Reload failed, keeping the current settings: {error}"),
     }
 }
 

@@ -99,12 +99,24 @@ impl Serve for AsyncStd {
     }
 }
 
+/// Applies a reloaded configuration to a running app.
+type Reload = Box<dyn Fn(&load_smol::Config) + Send + Sync>;
+
 /// A server running on its own thread. Dropping it stops it.
-#[derive(Debug)]
 pub struct RunningServer {
     addr: SocketAddr,
     stop: Arc<Stop>,
+    reload: Reload,
     thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl std::fmt::Debug for RunningServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunningServer")
+            .field("addr", &self.addr)
+            .field("stopped", &self.has_stopped())
+            .finish_non_exhaustive()
+    }
 }
 
 impl RunningServer {
@@ -112,6 +124,11 @@ impl RunningServer {
     #[must_use]
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Applies a new configuration at run time (see [`App::reload`]).
+    pub fn reload(&self, config: &load_smol::Config) {
+        (self.reload)(config);
     }
 
     /// Whether it stopped by itself (an accept error).
@@ -174,6 +191,8 @@ pub fn start_app<R: Serve>(
         .map_err(|e| CliError::Setup(format!("cannot read the listening address: {e}")))?;
     let stop = Arc::new(Stop::new());
     let thread_stop = Arc::clone(&stop);
+    let reload_app = Arc::clone(&app);
+    let reload: Reload = Box::new(move |config| reload_app.reload(config));
     let thread = std::thread::Builder::new()
         .name("search-server".into())
         .spawn(move || {
@@ -189,6 +208,7 @@ pub fn start_app<R: Serve>(
     Ok(RunningServer {
         addr,
         stop,
+        reload,
         thread: Some(thread),
     })
 }

@@ -152,3 +152,107 @@ fn sigterm_stops_it_cleanly() {
         assert!(stderr.contains("Stopped"), "{stderr}");
     }
 }
+
+/// `GET target` on a fresh connection; the status code.
+fn status(addr: &str, target: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).expect("status line");
+    std::str::from_utf8(&head[9..12])
+        .expect("ascii")
+        .parse()
+        .expect("status")
+}
+
+fn wait_for(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    condition()
+}
+
+#[test]
+fn sighup_reloads_the_configuration_and_refuses_an_invalid_file() {
+    let config = temp_file(
+        "reload.properties",
+        "web.load.control=100\nadaptive.load.control=0\n",
+    );
+    let mut child = Command::new(BIN)
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+            config.to_str().expect("utf-8 path"),
+        ])
+        .env_remove("SEARCH_ENGINE_HTTP_URL")
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start search-server");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("read stdout");
+    let addr = first
+        .trim()
+        .strip_prefix("listening on http://")
+        .expect("address")
+        .to_owned();
+    let hangup = |pid: u32| {
+        let status = Command::new("kill")
+            .args(["-HUP", &pid.to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    };
+    assert_eq!(status(&addr, "/search"), 200, "web control off");
+
+    // web.load.control=0 rejects every web request, whatever the CPU.
+    std::fs::write(&config, "web.load.control=0\nadaptive.load.control=0\n").expect("rewrite");
+    hangup(child.id());
+    assert!(
+        wait_for(Duration::from_secs(5), || status(&addr, "/search") == 429),
+        "reloaded"
+    );
+    assert_eq!(status(&addr, "/admin/"), 200);
+
+    // An invalid file is refused whole: the API line would be valid, but nothing applies.
+    std::fs::write(&config, "api.load.control=0\nweb.load.control=lots\n").expect("rewrite");
+    hangup(child.id());
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(status(&addr, "/search"), 429, "old settings stay");
+    assert_eq!(
+        status(&addr, "/api/v1/documents"),
+        200,
+        "no half-applied file"
+    );
+
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let output = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("web.load.control: 100 -> 0"), "{stderr}");
+    assert!(
+        stderr.contains("Reload failed, keeping the current settings: ")
+            && stderr.contains("line 2: web.load.control = \"lots\": not an integer"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_file(config);
+}
