@@ -27,7 +27,10 @@ fn check(c: &mut Criterion) {
     for (name, path) in PATHS {
         let cpu = cpu_for(name);
         let control = LoadControl::new(WEB_THRESHOLD, API_THRESHOLD);
-        control.gauge().store(CpuPercent::new(cpu));
+        control.record(
+            load_core::Instant::ZERO,
+            load_core::Outcome::Sample(CpuPercent::new(cpu)),
+        );
         let _ = control.take_start();
         let naive_cpu = AtomicU32::new(u32::from(cpu));
         group.bench_with_input(BenchmarkId::new("check", name), path, |b, path| {
@@ -41,7 +44,10 @@ fn check(c: &mut Criterion) {
     // Scaling: the admitted check on 1 thread, then on 2 threads at once. One iteration of
     // the 2-thread bench is one check on each thread: throughput scaling = 2 * t1 / t2.
     let control = LoadControl::new(WEB_THRESHOLD, API_THRESHOLD);
-    control.gauge().store(CpuPercent::new(50));
+    control.record(
+        load_core::Instant::ZERO,
+        load_core::Outcome::Sample(CpuPercent::new(50)),
+    );
     let _ = control.take_start();
     let path = PATHS[0].1;
     group.bench_function("admitted_web_1_thread", |b| {

@@ -134,7 +134,10 @@ mod tests {
             "naive: excluded as static"
         );
         let control = load_core::LoadControl::new(WEB_THRESHOLD, API_THRESHOLD);
-        control.gauge().store(load_core::CpuPercent::new(95));
+        control.record(
+            load_core::Instant::ZERO,
+            load_core::Outcome::Sample(load_core::CpuPercent::new(95)),
+        );
         assert!(!control.check("/search;.css").is_allowed());
     }
 }

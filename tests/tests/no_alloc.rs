@@ -72,7 +72,10 @@ fn check_never_allocates() {
     let paths = bench_paths();
     for cpu in [0, 85, 100] {
         let control = LoadControl::new(80, 90);
-        control.gauge().store(CpuPercent::new(cpu));
+        control.record(
+            load_core::Instant::ZERO,
+            load_core::Outcome::Sample(CpuPercent::new(cpu)),
+        );
         for path in &paths {
             let n = allocations_during(|| {
                 for _ in 0..100 {

@@ -21,7 +21,10 @@ const PATHS: &[&str] = &[
 
 fn control(web: i32, api: i32, cpu: u8) -> LoadControl {
     let control = LoadControl::new(web, api);
-    control.gauge().store(CpuPercent::new(cpu));
+    control.record(
+        load_core::Instant::ZERO,
+        load_core::Outcome::Sample(CpuPercent::new(cpu)),
+    );
     control
 }
 
