@@ -37,6 +37,10 @@ pub mod keys {
     pub const MODE: &str = "load.control.mode";
     /// Up to this many seconds added at random to each `Retry-After`.
     pub const RETRY_AFTER_JITTER: &str = "load.control.retry.after.jitter";
+    /// Up to this many seconds of random delay before a monitor's first poll.
+    pub const MONITOR_JITTER: &str = "load.control.monitor.jitter";
+    /// Where the local CPU comes from: `auto`, `host` or `cgroup`.
+    pub const ADAPTIVE_SOURCE: &str = "adaptive.load.control.source";
 }
 
 /// The longest interval or `Retry-After` accepted: one day, in seconds.
@@ -144,6 +148,26 @@ pub struct Config {
     /// `load.control.retry.after.jitter`: up to this many seconds (0 to 3600) added at
     /// random to each `Retry-After`, so rejected clients do not return in step. Default 0.
     pub retry_after_jitter: u32,
+    /// `load.control.monitor.jitter`: a random delay of up to this long (0 to 3600 s) before
+    /// the cluster monitor's first poll, so front ends started together do not poll in
+    /// lockstep. Default 0.
+    pub monitor_jitter: Duration,
+    /// `adaptive.load.control.source`: where the local CPU comes from. Default
+    /// [`CpuSourceKind::Auto`].
+    pub adaptive_source: CpuSourceKind,
+}
+
+/// Where the adaptive gate's local CPU comes from (`adaptive.load.control.source`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CpuSourceKind {
+    /// The cgroup when it sets a CPU limit (a container with a quota or a cpuset), else
+    /// the host (the default).
+    #[default]
+    Auto,
+    /// The whole machine, as `/proc/stat` reports it.
+    Host,
+    /// This process's cgroup: usage over time relative to its CPU limit.
+    Cgroup,
 }
 
 impl Config {
@@ -164,6 +188,8 @@ impl Config {
         min_hold: Duration::ZERO,
         mode: Mode::Enforce,
         retry_after_jitter: 0,
+        monitor_jitter: Duration::ZERO,
+        adaptive_source: CpuSourceKind::Auto,
     };
 
     /// The defaults, [`Config::DEFAULT`].
@@ -293,6 +319,16 @@ impl Config {
                 };
             }
             keys::RETRY_AFTER_JITTER => self.retry_after_jitter = ranged(0, MAX_JITTER)?,
+            keys::MONITOR_JITTER => {
+                self.monitor_jitter = Duration::from_secs(ranged(0, MAX_JITTER)?.into());
+            }
+            keys::ADAPTIVE_SOURCE => {
+                self.adaptive_source = match choice("auto|host|cgroup")? {
+                    0 => CpuSourceKind::Auto,
+                    1 => CpuSourceKind::Host,
+                    _ => CpuSourceKind::Cgroup,
+                };
+            }
             keys::SEARCH_ENGINE_URL => {
                 if entry.value_overflow {
                     return Err(error(ConfigErrorKind::InvalidUrl(UrlError::TooLong)));
@@ -992,8 +1028,12 @@ mod tests {
              load.control.exit.margin=10\n\
              load.control.min.hold=20\n\
              load.control.mode=monitor\n\
-             load.control.retry.after.jitter=15\n",
+             load.control.retry.after.jitter=15\n\
+             load.control.monitor.jitter=30\n\
+             adaptive.load.control.source=cgroup\n",
         );
+        assert_eq!(config.monitor_jitter, Duration::from_secs(30));
+        assert_eq!(config.adaptive_source, CpuSourceKind::Cgroup);
         assert_eq!(
             config.smoothing,
             Smoothing::Ewma {

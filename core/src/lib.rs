@@ -17,12 +17,13 @@ pub mod rt;
 mod signal;
 mod snippet;
 mod source;
+mod stats;
 mod time;
 
 pub use adaptive::{AdaptiveGate, Wait};
 pub use config::{
-    Config, ConfigError, ConfigErrorKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS,
-    Mode, Smoothing, Url, UrlError, keys,
+    Config, ConfigError, ConfigErrorKind, CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER,
+    MAX_SECONDS, Mode, Smoothing, Url, UrlError, keys,
 };
 pub use control::{Decision, LoadControl, Settings};
 pub use gauge::{CpuGauge, CpuPercent, FailureCounter, FailureLevel, Reading};
@@ -32,8 +33,11 @@ pub use path::{
 pub use signal::{Outcome, SignalConfig};
 pub use snippet::Snippet;
 #[cfg(feature = "system")]
-pub use source::SystemSource;
+pub use source::{
+    Cgroup, CgroupSource, CgroupVersion, DEFAULT_CGROUP_ROOT, LocalCpu, SystemSource, cpu_percent,
+};
 pub use source::{CpuSample, CpuSource, FixedSource, ScriptedSource, SourceError, SourceErrorKind};
 #[cfg(feature = "opensearch")]
 pub use source::{OpenSearchOptions, OpenSearchSource};
+pub use stats::Stats;
 pub use time::{Clock, Instant, ManualClock, Sleep};

@@ -50,6 +50,12 @@ pub trait Sink {
 
     /// Records the outcome of the poll that completed at `now`.
     fn record(&self, now: Instant, outcome: Outcome);
+
+    /// Records a successful sample; the default records its CPU with
+    /// [`Sink::record`], sinks that want the node counts too override it.
+    fn record_sample(&self, now: Instant, sample: &CpuSample) {
+        self.record(now, Outcome::Sample(sample.cpu));
+    }
 }
 
 /// The cluster signal of HTTP control ([`LoadControl::record`]: with Fess's settings a
@@ -63,6 +69,11 @@ impl Sink for LoadControl {
     fn record(&self, now: Instant, outcome: Outcome) {
         self.log_rejections();
         LoadControl::record(self, now, outcome);
+    }
+
+    fn record_sample(&self, now: Instant, sample: &CpuSample) {
+        self.record_nodes(sample.nodes, sample.failed);
+        Sink::record(self, now, Outcome::Sample(sample.cpu));
     }
 }
 
@@ -188,11 +199,39 @@ pub struct Schedule<'a, C, Z> {
     pub sleep: &'a Z,
     /// Ends the loop when requested.
     pub stop: &'a Stop,
+    /// A wait before the first poll (see [`start_delay`]); zero for none.
+    pub start_delay: Duration,
+}
+
+/// A pseudo-random delay in `0..window` for a fleet member's first poll, from `seed` (any
+/// per-instance value: a random number, a host id). Instances started together then poll
+/// spread over the window instead of in lockstep; each keeps its own fixed rate after.
+///
+/// ```
+/// use core::time::Duration;
+/// use load_core::monitor::start_delay;
+///
+/// let window = Duration::from_secs(1);
+/// assert!(start_delay(window, 42) < window);
+/// assert_eq!(start_delay(Duration::ZERO, 42), Duration::ZERO);
+/// ```
+#[must_use]
+pub fn start_delay(window: Duration, seed: u64) -> Duration {
+    let window_ms = crate::time::duration_millis(window);
+    if window_ms == 0 {
+        return Duration::ZERO;
+    }
+    // splitmix64: a seed of any quality comes out evenly spread.
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    Duration::from_millis(z % window_ms)
 }
 
 /// Polls `source` until `stop` is requested, storing each outcome into `sink`.
 ///
-/// - **Fixed rate.** The first poll starts at once; each next one starts `interval` after
+/// - **Fixed rate.** The first poll starts at once (or after `schedule.start_delay`); each next one starts `interval` after
 ///   the previous start. A poll that overruns its interval makes the next start late (it
 ///   starts as soon as the overrunning poll ends, and the rate continues from there): there
 ///   is never more than one poll in flight, and the period does not drift by the poll's
@@ -221,7 +260,14 @@ pub async fn run<S, K, C, Z>(
         clock,
         sleep,
         stop,
+        start_delay,
     } = schedule;
+    if !start_delay.is_zero() {
+        let pause = pin!(sleep.sleep(start_delay));
+        if let Either::Right(_) = select(pause, pin!(stop.wait())).await {
+            return;
+        }
+    }
     let mut next_start = clock.now();
     while !stop.is_requested() {
         let outcome = {
@@ -257,7 +303,7 @@ pub fn record<K: Sink + ?Sized>(
     match outcome {
         Ok(sample) => {
             failures.record_success();
-            sink.record(now, Outcome::Sample(sample.cpu));
+            sink.record_sample(now, &sample);
             match sample.cpu {
                 Some(cpu) if sample.failed == 0 => log::debug!("{}: {}", K::NAME, cpu),
                 Some(cpu) => log::debug!(
@@ -309,6 +355,10 @@ mod tests {
     }
 
     fn starts(interval_ms: u64, cost_ms: u64, polls: usize) -> Vec<u64> {
+        starts_after(0, interval_ms, cost_ms, polls)
+    }
+
+    fn starts_after(delay_ms: u64, interval_ms: u64, cost_ms: u64, polls: usize) -> Vec<u64> {
         let clock = ManualClock::new(Instant::ZERO);
         let stop = Stop::new();
         let starts = Mutex::new(Vec::new());
@@ -330,6 +380,7 @@ mod tests {
                 clock: &clock,
                 sleep: &clock,
                 stop: &stop,
+                start_delay: Duration::from_millis(delay_ms),
             },
         ));
         starts.into_inner().unwrap()
@@ -340,6 +391,27 @@ mod tests {
         assert_eq!(starts(1000, 0, 5), [0, 1000, 2000, 3000, 4000]);
         assert_eq!(starts(1000, 300, 5), [0, 1000, 2000, 3000, 4000]);
         assert_eq!(starts(1000, 999, 3), [0, 1000, 2000]);
+    }
+
+    #[test]
+    fn a_start_delay_shifts_the_whole_schedule() {
+        assert_eq!(starts_after(370, 1000, 200, 3), [370, 1370, 2370]);
+    }
+
+    #[test]
+    fn start_delays_spread_over_the_window() {
+        let window = Duration::from_millis(1000);
+        let mut deciles = [0u32; 10];
+        for seed in 0..10_000u64 {
+            let delay = start_delay(window, seed);
+            assert!(delay < window);
+            deciles[(delay.as_millis() / 100) as usize] += 1;
+        }
+        // Evenly spread: every tenth of the window gets 1,000 +- 15 %.
+        assert!(
+            deciles.iter().all(|&n| (850..=1150).contains(&n)),
+            "{deciles:?}"
+        );
     }
 
     #[test]
@@ -413,6 +485,7 @@ mod tests {
                 clock: &clock,
                 sleep: &Forever,
                 stop: &stop,
+                start_delay: Duration::ZERO,
             },
         ));
         let waker = futures::task::noop_waker();

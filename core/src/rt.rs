@@ -4,7 +4,7 @@
 use std::fmt;
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -187,6 +187,7 @@ struct GuardShared {
     failures: FailureCounter,
     task: TaskState,
     interval: Duration,
+    jitter: Duration,
     clock: StdClock,
 }
 
@@ -210,6 +211,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
                     failures: FailureCounter::new(),
                     task: TaskState::default(),
                     interval: config.monitor_interval,
+                    jitter: config.monitor_jitter,
                     clock: StdClock::new(),
                 }),
                 source: Mutex::new(Some(source)),
@@ -252,9 +254,11 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
         };
         shared.task.started.store(true, Ordering::Release);
         let runtime = inner.runtime.clone();
+        let delay = monitor::start_delay(shared.jitter, random_seed());
         log::info!(
-            "Starting the search engine CPU monitor (every {:?})",
-            shared.interval
+            "Starting the search engine CPU monitor (every {:?}, first poll in {:?})",
+            shared.interval,
+            delay
         );
         inner.runtime.spawn(async move {
             monitor::run(
@@ -266,12 +270,19 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
                     clock: &shared.clock,
                     sleep: &runtime,
                     stop: &shared.task.stop,
+                    start_delay: delay,
                 },
             )
             .await;
             shared.task.finished.request();
         });
     }
+}
+
+/// A per-process random seed (the standard library's randomly keyed hasher).
+fn random_seed() -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(std::process::id())
 }
 
 impl<R: Runtime, S> LoadGuard<R, S> {
@@ -305,6 +316,13 @@ impl<R: Runtime, S> LoadGuard<R, S> {
     #[must_use]
     pub fn failures(&self) -> &FailureCounter {
         &self.inner.shared.failures
+    }
+
+    /// A snapshot of what the guard sees and did ([`crate::Stats`]), at the monitor's clock.
+    #[must_use]
+    pub fn stats(&self) -> crate::Stats {
+        let shared = &self.inner.shared;
+        shared.control.stats(&shared.failures, shared.clock.now())
     }
 
     /// Whether the monitor was started.
@@ -358,6 +376,27 @@ struct AdaptiveShared {
     failures: FailureCounter,
     task: TaskState,
     clock: StdClock,
+    /// Waits that had to sleep, and their total time in microseconds.
+    slept: AtomicU64,
+    slept_micros: AtomicU64,
+}
+
+/// What the adaptive gate sees and did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AdaptiveStats {
+    /// The latest local CPU sample; `None` when unknown.
+    pub cpu: Option<CpuPercent>,
+    /// `adaptive.load.control`.
+    pub threshold: i32,
+    /// Waits sleeping now.
+    pub waiting: u32,
+    /// Waits that had to sleep, in all.
+    pub waits: u64,
+    /// Total time those waits slept.
+    pub waited: Duration,
+    /// Sampler failures in all.
+    pub failures: u32,
 }
 
 impl<R: Runtime> Clone for Adaptive<R> {
@@ -388,6 +427,8 @@ impl<R: Runtime> Adaptive<R> {
             failures: FailureCounter::new(),
             task: TaskState::default(),
             clock: StdClock::new(),
+            slept: AtomicU64::new(0),
+            slept_micros: AtomicU64::new(0),
         });
         let runtime = R::default();
         if shared.gate.is_enabled() {
@@ -405,6 +446,7 @@ impl<R: Runtime> Adaptive<R> {
                         clock: &shared.clock,
                         sleep: &task_runtime,
                         stop: &shared.task.stop,
+                        start_delay: Duration::ZERO,
                     },
                 )
                 .await;
@@ -419,16 +461,46 @@ impl<R: Runtime> Adaptive<R> {
     /// Waits until work may proceed: at once when the gate is disabled, the CPU is unknown
     /// or below the threshold; else until a sample below the threshold arrives.
     pub async fn wait(&self) {
-        self.inner.shared.gate.wait().await;
+        let shared = &self.inner.shared;
+        if shared.gate.is_open() {
+            return;
+        }
+        let started = std::time::Instant::now();
+        shared.gate.wait().await;
+        self.account(started);
     }
 
     /// [`Adaptive::wait`] for at most `timeout`; `false` if it timed out.
     pub async fn wait_timeout(&self, timeout: Duration) -> bool {
-        self.inner
-            .shared
-            .gate
-            .wait_timeout(&self.inner.runtime, timeout)
-            .await
+        let shared = &self.inner.shared;
+        if shared.gate.is_open() {
+            return true;
+        }
+        let started = std::time::Instant::now();
+        let opened = shared.gate.wait_timeout(&self.inner.runtime, timeout).await;
+        self.account(started);
+        opened
+    }
+
+    fn account(&self, started: std::time::Instant) {
+        let shared = &self.inner.shared;
+        let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        shared.slept.fetch_add(1, Ordering::Relaxed);
+        shared.slept_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// A snapshot of the gate and of the time work spent waiting.
+    #[must_use]
+    pub fn stats(&self) -> AdaptiveStats {
+        let shared = &self.inner.shared;
+        AdaptiveStats {
+            cpu: self.cpu(),
+            threshold: shared.gate.threshold(),
+            waiting: shared.gate.waiting(),
+            waits: shared.slept.load(Ordering::Relaxed),
+            waited: Duration::from_micros(shared.slept_micros.load(Ordering::Relaxed)),
+            failures: shared.failures.total(),
+        }
     }
 
     /// [`Adaptive::wait`] for a plain thread: blocks it. Do not call it on an executor's
@@ -544,7 +616,8 @@ impl<R: Runtime> LoadGuard<R, crate::OpenSearchSource> {
 
 #[cfg(feature = "system")]
 impl<R: Runtime> Adaptive<R> {
-    /// A gate at `config.adaptive_threshold` on this machine's CPU (sysinfo).
+    /// A gate at `config.adaptive_threshold` on this machine's CPU: the host's or, as
+    /// `adaptive.load.control.source` says, the cgroup's ([`crate::SystemSource::with_kind`]).
     ///
     /// # Errors
     ///
@@ -553,10 +626,12 @@ impl<R: Runtime> Adaptive<R> {
         let interval = config
             .monitor_interval
             .max(crate::SystemSource::minimum_interval());
+        let source =
+            crate::SystemSource::with_kind(config.adaptive_source, crate::DEFAULT_CGROUP_ROOT)?;
         Ok(Self::with_source_every(
             config.adaptive_threshold,
             interval,
-            crate::SystemSource::new()?,
+            source,
         ))
     }
 }
