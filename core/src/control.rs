@@ -143,6 +143,9 @@ pub struct LoadControl {
     summarised_api: AtomicU32,
     /// Entries into the rejecting state, both classes.
     transitions: AtomicU32,
+    /// Nodes that answered, and that failed, in the last successful poll.
+    nodes: AtomicU32,
+    failed_nodes: AtomicU32,
     /// `Retry-After` base (low 17 bits) and jitter (high 15 bits), in seconds.
     retry: AtomicU32,
     /// xorshift32 state for the jitter.
@@ -193,6 +196,8 @@ impl LoadControl {
             summarised_web: AtomicU32::new(0),
             summarised_api: AtomicU32::new(0),
             transitions: AtomicU32::new(0),
+            nodes: AtomicU32::new(0),
+            failed_nodes: AtomicU32::new(0),
             retry: AtomicU32::new(pack_retry(config.retry_after, config.retry_after_jitter)),
             rng: AtomicU32::new(0x9E37_79B9),
         }
@@ -473,6 +478,28 @@ impl LoadControl {
             Route::Web => self.rejected_web.load(Ordering::Relaxed),
             Route::Api => self.rejected_api.load(Ordering::Relaxed),
         }
+    }
+
+    /// Records how many nodes answered and failed in a successful poll (for
+    /// [`LoadControl::stats`]; decisions do not use it).
+    pub fn record_nodes(&self, nodes: u32, failed: u32) {
+        self.nodes.store(nodes, Ordering::Relaxed);
+        self.failed_nodes.store(failed, Ordering::Relaxed);
+    }
+
+    /// Nodes that answered and that failed in the last successful poll.
+    #[must_use]
+    pub fn nodes(&self) -> (u32, u32) {
+        (
+            self.nodes.load(Ordering::Relaxed),
+            self.failed_nodes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// When the last successful sample was recorded.
+    #[must_use]
+    pub fn last_success(&self) -> Option<Instant> {
+        self.signal.lock(|cell| cell.get().signal.last_good())
     }
 
     /// How often a class entered the rejecting state.

@@ -106,6 +106,11 @@ impl Signal {
         (effective, None)
     }
 
+    /// When the last successful sample arrived.
+    pub(crate) fn last_good(&self) -> Option<Instant> {
+        self.last_good
+    }
+
     /// Forgets the smoothing history (when the smoothing settings change).
     pub(crate) fn reset_smoothing(&mut self) {
         self.ewma = None;

@@ -1,0 +1,79 @@
+//! A snapshot of what HTTP load control sees and did, for dashboards and metrics.
+
+use core::time::Duration;
+
+use crate::{CpuPercent, FailureCounter, Instant, LoadControl, Route, Settings};
+
+/// What HTTP load control sees and did, at one instant. Allocation-free and `Copy`.
+///
+/// ```
+/// use load_core::{CpuPercent, FailureCounter, Instant, LoadControl, Outcome};
+///
+/// let control = LoadControl::new(80, 90);
+/// let failures = FailureCounter::new();
+/// control.record(Instant::from_secs(10), Outcome::Sample(CpuPercent::new(85)));
+/// let _ = control.check("/search");
+/// let stats = control.stats(&failures, Instant::from_secs(12));
+/// assert_eq!(stats.cpu, CpuPercent::new(85));
+/// assert_eq!(stats.sample_age, Some(core::time::Duration::from_secs(2)));
+/// assert_eq!((stats.rejected_web, stats.rejecting_web), (1, true));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// The cluster CPU decisions use (smoothed or held); `None` when unknown.
+    pub cpu: Option<CpuPercent>,
+    /// The latest raw sample; `None` before the first success.
+    pub raw_cpu: Option<CpuPercent>,
+    /// Time since the last successful sample; `None` before the first.
+    pub sample_age: Option<Duration>,
+    /// Poll outcomes recorded (successes and failures; wraps at 2^24).
+    pub polls: u32,
+    /// Failures since the last success.
+    pub consecutive_failures: u32,
+    /// Failures in all.
+    pub total_failures: u32,
+    /// Nodes that answered the last successful poll.
+    pub nodes: u32,
+    /// Nodes that the last successful poll reported as failed.
+    pub failed_nodes: u32,
+    /// Web requests rejected (in monitor mode: that would have been).
+    pub rejected_web: u32,
+    /// API requests rejected (in monitor mode: that would have been).
+    pub rejected_api: u32,
+    /// Whether web requests are in the rejecting state.
+    pub rejecting_web: bool,
+    /// Whether API requests are in the rejecting state.
+    pub rejecting_api: bool,
+    /// Entries into the rejecting state, both classes.
+    pub transitions: u32,
+    /// Thresholds and mode in force.
+    pub settings: Settings,
+}
+
+impl LoadControl {
+    /// A snapshot at `now`, with the monitor's `failures`. Takes the monitor-side lock
+    /// briefly (never taken by requests).
+    #[must_use]
+    pub fn stats(&self, failures: &FailureCounter, now: Instant) -> Stats {
+        let (nodes, failed_nodes) = self.nodes();
+        Stats {
+            cpu: self.cpu(),
+            raw_cpu: self.raw_cpu(),
+            sample_age: self
+                .last_success()
+                .map(|then| now.saturating_duration_since(then)),
+            polls: self.reading().sequence,
+            consecutive_failures: failures.consecutive(),
+            total_failures: failures.total(),
+            nodes,
+            failed_nodes,
+            rejected_web: self.rejected(Route::Web),
+            rejected_api: self.rejected(Route::Api),
+            rejecting_web: self.is_rejecting(Route::Web),
+            rejecting_api: self.is_rejecting(Route::Api),
+            transitions: self.transitions(),
+            settings: self.settings(),
+        }
+    }
+}
