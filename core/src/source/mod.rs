@@ -336,12 +336,16 @@ where
     }
 }
 
+#[cfg(feature = "system")]
+mod cgroup;
 #[cfg(feature = "opensearch")]
 mod opensearch;
 #[cfg(feature = "system")]
 mod system;
 
+#[cfg(feature = "system")]
+pub use cgroup::{Cgroup, CgroupSource, CgroupVersion, cpu_percent};
 #[cfg(feature = "opensearch")]
 pub use opensearch::{OpenSearchOptions, OpenSearchSource};
 #[cfg(feature = "system")]
-pub use system::SystemSource;
+pub use system::{DEFAULT_CGROUP_ROOT, LocalCpu, SystemSource};

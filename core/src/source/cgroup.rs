@@ -1,0 +1,283 @@
+//! This process's cgroup as a CPU source: usage over time relative to its CPU limit, for
+//! containers whose quota is smaller than the host.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::{Clock, CpuPercent, CpuSample, CpuSource, Instant, SourceError, SourceErrorKind};
+
+/// Which cgroup interface was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CgroupVersion {
+    /// The unified hierarchy (`cpu.stat`, `cpu.max`, `cpuset.cpus.effective`).
+    V2,
+    /// The legacy per-controller hierarchies (`cpuacct.usage`, `cpu.cfs_quota_us`, ...).
+    V1,
+}
+
+/// A cgroup's CPU accounting and limit, read from its files.
+#[derive(Clone, Debug)]
+pub struct Cgroup {
+    version: CgroupVersion,
+    usage_file: PathBuf,
+    quota_cpus: Option<f64>,
+    cpuset_cpus: Option<usize>,
+}
+
+impl Cgroup {
+    /// Reads the cgroup at `root`: for v2 the cgroup's own directory (`/sys/fs/cgroup` inside a
+    /// container); for v1 the directory holding the `cpu`, `cpuacct` and `cpuset` (or
+    /// `cpu,cpuacct`) hierarchies.
+    ///
+    /// # Errors
+    ///
+    /// A description when neither interface's usage file can be read there.
+    pub fn detect(root: &Path) -> Result<Cgroup, String> {
+        let v2_usage = root.join("cpu.stat");
+        if read_usage(CgroupVersion::V2, &v2_usage).is_ok() {
+            return Ok(Cgroup {
+                version: CgroupVersion::V2,
+                quota_cpus: std::fs::read_to_string(root.join("cpu.max"))
+                    .ok()
+                    .and_then(|text| parse_quota(&text)),
+                cpuset_cpus: std::fs::read_to_string(root.join("cpuset.cpus.effective"))
+                    .ok()
+                    .and_then(|text| parse_cpu_list(&text)),
+                usage_file: v2_usage,
+            });
+        }
+        let pick = |names: &[&str], file: &str| {
+            names
+                .iter()
+                .map(|n| root.join(n).join(file))
+                .find(|p| p.is_file())
+        };
+        let Some(usage_file) = pick(&["cpuacct", "cpu,cpuacct", "cpuacct,cpu"], "cpuacct.usage")
+        else {
+            return Err(format!(
+                "no readable cgroup CPU accounting under {} (neither cpu.stat nor cpuacct.usage)",
+                root.display()
+            ));
+        };
+        read_usage(CgroupVersion::V1, &usage_file)
+            .map_err(|e| format!("{}: {e}", usage_file.display()))?;
+        let read = |file: &str| {
+            pick(&["cpu", "cpu,cpuacct", "cpuacct,cpu"], file)
+                .and_then(|p| std::fs::read_to_string(p).ok())
+        };
+        let quota_cpus = match (read("cpu.cfs_quota_us"), read("cpu.cfs_period_us")) {
+            (Some(quota), Some(period)) => {
+                match (quota.trim().parse::<i64>(), period.trim().parse::<u64>()) {
+                    (Ok(quota), Ok(period)) if quota > 0 && period > 0 => {
+                        Some(quota as f64 / period as f64)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let cpuset_cpus = pick(&["cpuset"], "cpuset.cpus")
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|text| parse_cpu_list(&text));
+        Ok(Cgroup {
+            version: CgroupVersion::V1,
+            usage_file,
+            quota_cpus,
+            cpuset_cpus,
+        })
+    }
+
+    /// The interface found.
+    #[must_use]
+    pub fn version(&self) -> CgroupVersion {
+        self.version
+    }
+
+    /// The CPUs this cgroup may use: the smaller of its quota (fractional: 1.5 CPUs is 1.5)
+    /// and its cpuset; `None` when it sets neither.
+    #[must_use]
+    pub fn limit(&self) -> Option<f64> {
+        match (self.quota_cpus, self.cpuset_cpus) {
+            (Some(quota), Some(set)) => Some(quota.min(set as f64)),
+            (Some(quota), None) => Some(quota),
+            (None, Some(set)) => Some(set as f64),
+            (None, None) => None,
+        }
+    }
+
+    /// CPU time used by the cgroup so far.
+    ///
+    /// # Errors
+    ///
+    /// When the usage file cannot be read or parsed.
+    pub fn usage(&self) -> Result<Duration, String> {
+        read_usage(self.version, &self.usage_file)
+    }
+}
+
+fn read_usage(version: CgroupVersion, file: &Path) -> Result<Duration, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    match version {
+        CgroupVersion::V2 => text
+            .lines()
+            .find_map(|line| line.strip_prefix("usage_usec "))
+            .and_then(|n| n.trim().parse().ok())
+            .map(Duration::from_micros)
+            .ok_or_else(|| "no usage_usec line".to_owned()),
+        CgroupVersion::V1 => text
+            .trim()
+            .parse()
+            .map(Duration::from_nanos)
+            .map_err(|_| format!("not a number: {:?}", text.trim())),
+    }
+}
+
+/// `cpu.max`: `"max 100000"` (no quota) or `"150000 100000"` (1.5 CPUs).
+fn parse_quota(text: &str) -> Option<f64> {
+    let mut words = text.split_whitespace();
+    let quota = words.next()?.parse::<u64>().ok()?;
+    let period = words
+        .next()
+        .map_or(Some(100_000), |p| p.parse::<u64>().ok())?;
+    (quota > 0 && period > 0).then(|| quota as f64 / period as f64)
+}
+
+/// A cpuset list (`"0-3,6"`): how many CPUs it names.
+fn parse_cpu_list(text: &str) -> Option<usize> {
+    let mut count = 0;
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        count += match part.split_once('-') {
+            Some((a, b)) => {
+                b.trim()
+                    .parse::<usize>()
+                    .ok()?
+                    .checked_sub(a.trim().parse().ok()?)?
+                    + 1
+            }
+            None => part.trim().parse::<usize>().map(|_| 1).ok()?,
+        };
+    }
+    (count > 0).then_some(count)
+}
+
+/// `used` CPU time over `elapsed` wall time on `cpus` CPUs, as a percentage (clamped).
+#[must_use]
+pub fn cpu_percent(used: Duration, elapsed: Duration, cpus: f64) -> Option<CpuPercent> {
+    if elapsed.is_zero() || cpus <= 0.0 {
+        return None;
+    }
+    CpuPercent::from_f32((used.as_secs_f64() / elapsed.as_secs_f64() / cpus * 100.0) as f32)
+}
+
+/// A cgroup's CPU usage as a [`CpuSource`]: each sample is the usage since the previous one
+/// (or since construction), relative to `cpus`.
+pub struct CgroupSource<C> {
+    cgroup: Cgroup,
+    cpus: f64,
+    clock: C,
+    last: (Duration, Instant),
+}
+
+impl<C: Clock> CgroupSource<C> {
+    /// A source over `cgroup` relative to `cpus` CPUs, timed by `clock`; reads the usage
+    /// once now as the baseline.
+    ///
+    /// # Errors
+    ///
+    /// When the usage cannot be read.
+    pub fn new(cgroup: Cgroup, cpus: f64, clock: C) -> Result<CgroupSource<C>, SourceError> {
+        let usage = cgroup
+            .usage()
+            .map_err(|e| SourceError::new(SourceErrorKind::Unsupported, &e))?;
+        let now = clock.now();
+        Ok(CgroupSource {
+            cgroup,
+            cpus,
+            clock,
+            last: (usage, now),
+        })
+    }
+
+    /// The CPUs usage is relative to.
+    #[must_use]
+    pub fn cpus(&self) -> f64 {
+        self.cpus
+    }
+
+    /// One sample now.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceErrorKind::Io`] when the usage file cannot be read.
+    pub fn sample_now(&mut self) -> Result<CpuSample, SourceError> {
+        let usage = self
+            .cgroup
+            .usage()
+            .map_err(|e| SourceError::new(SourceErrorKind::Io, &e))?;
+        let now = self.clock.now();
+        let (last_usage, last_time) = self.last;
+        let elapsed = now.saturating_duration_since(last_time);
+        if elapsed.is_zero() {
+            return Ok(CpuSample::local(None));
+        }
+        self.last = (usage, now);
+        Ok(CpuSample::local(cpu_percent(
+            usage.saturating_sub(last_usage),
+            elapsed,
+            self.cpus,
+        )))
+    }
+}
+
+impl<C: Clock + Send> CpuSource for CgroupSource<C> {
+    async fn sample(&mut self) -> Result<CpuSample, SourceError> {
+        self.sample_now()
+    }
+}
+
+impl<C> fmt::Debug for CgroupSource<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CgroupSource")
+            .field("cgroup", &self.cgroup)
+            .field("cpus", &self.cpus)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotas_and_cpu_lists() {
+        assert_eq!(parse_quota("max 100000\n"), None);
+        assert_eq!(parse_quota("150000 100000\n"), Some(1.5));
+        assert_eq!(parse_quota("50000 100000"), Some(0.5));
+        assert_eq!(parse_quota("garbage"), None);
+        assert_eq!(parse_cpu_list("0-3,6\n"), Some(5));
+        assert_eq!(parse_cpu_list("2"), Some(1));
+        assert_eq!(parse_cpu_list(""), None);
+        assert_eq!(parse_cpu_list("3-1"), None);
+        assert_eq!(parse_cpu_list("a-b"), None);
+    }
+
+    #[test]
+    fn percent_is_relative_to_the_limit() {
+        let second = Duration::from_secs(1);
+        assert_eq!(
+            cpu_percent(Duration::from_millis(750), second, 1.5),
+            CpuPercent::new(50)
+        );
+        assert_eq!(
+            cpu_percent(Duration::from_millis(1500), second, 1.5),
+            CpuPercent::new(100)
+        );
+        assert_eq!(
+            cpu_percent(Duration::from_secs(4), second, 1.5),
+            CpuPercent::new(100),
+            "clamped"
+        );
+        assert_eq!(cpu_percent(second, Duration::ZERO, 1.0), None);
+    }
+}
