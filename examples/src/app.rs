@@ -8,7 +8,10 @@ use futures::future::Either;
 use http_types::{Request, Response, StatusCode};
 use load_smol::monitor::Stop;
 use load_smol::rt::{Adaptive, LoadGuard, Runtime};
-use load_smol::{Config, CpuSource, Decision, Mode, OpenSearchSource, Route, SystemSource};
+use load_smol::{
+    Config, CpuSource, CpuSourceKind, DEFAULT_CGROUP_ROOT, Decision, Mode, OpenSearchSource, Route,
+    SystemSource,
+};
 use serde_json::json;
 
 /// The cluster signal: the cluster when its address is known, else this machine's CPU.
@@ -45,11 +48,15 @@ impl<R: Runtime> App<R> {
                 OpenSearchSource::new(url)
                     .map_err(|e| format!("search_engine.http.url {url}: {e}"))?,
             ),
+            // Single-box: the search engine runs on this host, so it is the host's CPU.
             None => Either::Right(
-                SystemSource::new().map_err(|e| format!("cannot read this machine's CPU: {e}"))?,
+                SystemSource::with_kind(CpuSourceKind::Host, DEFAULT_CGROUP_ROOT)
+                    .map_err(|e| format!("cannot read this machine's CPU: {e}"))?,
             ),
         };
-        Ok(Self::with_sources(config, cluster, local_source()?))
+        let local = SystemSource::with_kind(config.adaptive_source, DEFAULT_CGROUP_ROOT)
+            .map_err(|e| format!("cannot read this machine's CPU: {e}"))?;
+        Ok(Self::with_sources(config, cluster, local))
     }
 
     /// The application with explicit sources (tests use scripted ones).
@@ -135,6 +142,8 @@ impl<R: Runtime> App<R> {
         }
         applied.search_engine_url = current.search_engine_url;
         applied.monitor_interval = current.monitor_interval;
+        applied.monitor_jitter = current.monitor_jitter;
+        applied.adaptive_source = current.adaptive_source;
         self.guard.reload(&applied);
         self.background.reload(&applied);
         *current = applied;
@@ -150,6 +159,10 @@ impl<R: Runtime> App<R> {
     /// Answers one request: load control first, then the route.
     pub fn handle(&self, request: &Request) -> Response {
         let url = request.url();
+        // Monitoring must keep working under overload: it is served before load control.
+        if url.path() == "/metrics" {
+            return self.route(request);
+        }
         // The URL parser has already resolved dot segments; classification handles the
         // rest (`;params`, escapes), so the guard and the router see the same path.
         match self.guard.check(url.path()) {
@@ -203,6 +216,12 @@ impl<R: Runtime> App<R> {
                 &json!({"response": {"status": 1, "message": "Not found."}}),
             ),
             ["admin", "stats"] => json_response(StatusCode::Ok, &self.stats()),
+            ["metrics"] => {
+                let mut response = Response::new(StatusCode::Ok);
+                response.set_body(self.metrics());
+                response.insert_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+                response
+            }
             ["admin", ..] => html(StatusCode::Ok, &page("Administration", "<p>Dashboard.</p>")),
             ["login", ..] => html(StatusCode::Ok, &page("Login", LOGIN_FORM)),
             ["error", ..] => html(
@@ -227,44 +246,62 @@ impl<R: Runtime> App<R> {
     /// The `/admin/stats` document.
     #[must_use]
     pub fn stats(&self) -> serde_json::Value {
-        let control = self.guard.control();
+        let stats = self.guard.stats();
+        let adaptive = self.background.stats();
         let config = self.config();
+        let percent = |cpu: Option<load_smol::CpuPercent>| cpu.map(|c| c.get());
         json!({
-            "cpu": control.cpu().map(|c| c.get()),
-            "raw_cpu": control.raw_cpu().map(|c| c.get()),
+            "cpu": percent(stats.cpu),
+            "raw_cpu": percent(stats.raw_cpu),
+            "sample_age_seconds": stats.sample_age.map(|age| age.as_secs_f64()),
+            "polls": stats.polls,
             "monitor_started": self.guard.monitor_started(),
-            "monitor_failures": self.guard.failures().consecutive(),
-            "monitor_failures_total": self.guard.failures().total(),
-            "rejected_web": control.rejected(Route::Web),
-            "rejected_api": control.rejected(Route::Api),
+            "monitor_failures": stats.consecutive_failures,
+            "monitor_failures_total": stats.total_failures,
+            "nodes": stats.nodes,
+            "failed_nodes": stats.failed_nodes,
+            "rejected_web": stats.rejected_web,
+            "rejected_api": stats.rejected_api,
             "rejecting": {
-                "web": control.is_rejecting(Route::Web),
-                "api": control.is_rejecting(Route::Api),
+                "web": stats.rejecting_web,
+                "api": stats.rejecting_api,
             },
-            "mode": match control.settings().mode {
+            "transitions": stats.transitions,
+            "mode": match stats.settings.mode {
                 Mode::Enforce => "enforce",
                 Mode::Monitor => "monitor",
             },
             "thresholds": {
                 "web": config.web_threshold,
                 "api": config.api_threshold,
-                "adaptive": self.background.gate().threshold(),
+                "adaptive": adaptive.threshold,
             },
             "cluster": match &config.search_engine_url {
                 Some(url) => url.to_string(),
                 None => "local (this machine's CPU)".to_owned(),
             },
-            "local_cpu": self.background.cpu().map(|c| c.get()),
+            "local_cpu": percent(adaptive.cpu),
+            "adaptive": {
+                "waits": adaptive.waits,
+                "waited_seconds": adaptive.waited.as_secs_f64(),
+                "sampler_failures": adaptive.failures,
+            },
             "crawler": {
                 "processed": self.crawled(),
-                "waiting": self.background.waiting(),
+                "waiting": adaptive.waiting,
             },
         })
     }
-}
 
-fn local_source() -> Result<SystemSource, String> {
-    SystemSource::new().map_err(|e| format!("cannot read this machine's CPU: {e}"))
+    /// The `/metrics` exposition.
+    #[must_use]
+    pub fn metrics(&self) -> String {
+        crate::metrics::render(
+            &self.guard.stats(),
+            &self.background.stats(),
+            self.crawled(),
+        )
+    }
 }
 
 fn html(status: StatusCode, body: &str) -> Response {

@@ -208,9 +208,11 @@ pub fn load_config(options: &Options) -> Result<Config, CliError> {
 }
 
 /// Keys whose change needs a restart (they shape tasks started once).
-const RESTART_KEYS: [&str; 2] = [
+const RESTART_KEYS: [&str; 4] = [
     load_smol::keys::SEARCH_ENGINE_URL,
     load_smol::keys::MONITOR_INTERVAL,
+    load_smol::keys::MONITOR_JITTER,
+    load_smol::keys::ADAPTIVE_SOURCE,
 ];
 
 /// Whether a change of `key` needs a restart.
@@ -231,7 +233,7 @@ pub fn changes(old: &Config, new: &Config) -> Vec<(&'static str, String, String)
         load_smol::Smoothing::None => "none".to_owned(),
         load_smol::Smoothing::Ewma { tau } => format!("ewma (tau {}s)", tau.as_secs()),
     };
-    let rows: [(&'static str, String, String); 14] = [
+    let rows: [(&'static str, String, String); 16] = [
         (
             keys::WEB_LOAD_CONTROL,
             old.web_threshold.to_string(),
@@ -293,6 +295,16 @@ pub fn changes(old: &Config, new: &Config) -> Vec<(&'static str, String, String)
             keys::MODE,
             format!("{:?}", old.mode).to_lowercase(),
             format!("{:?}", new.mode).to_lowercase(),
+        ),
+        (
+            keys::MONITOR_JITTER,
+            format!("{}s", old.monitor_jitter.as_secs()),
+            format!("{}s", new.monitor_jitter.as_secs()),
+        ),
+        (
+            keys::ADAPTIVE_SOURCE,
+            format!("{:?}", old.adaptive_source).to_lowercase(),
+            format!("{:?}", new.adaptive_source).to_lowercase(),
         ),
     ];
     rows.into_iter().filter(|(_, a, b)| a != b).collect()

@@ -8,4 +8,5 @@
 
 pub mod app;
 pub mod cli;
+pub mod metrics;
 pub mod server;
