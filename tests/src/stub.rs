@@ -146,6 +146,8 @@ pub struct Seen {
     pub authorization: Option<String>,
     /// Whether the client asked to close the connection after this request.
     pub close: bool,
+    /// Bytes of the request head (request line and headers).
+    pub bytes: usize,
     /// When it arrived.
     pub at: Instant,
 }
@@ -302,7 +304,13 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let mut writer = write_half;
     let mut reader = BufReader::new(stream);
     while !shared.stopping.load(Ordering::SeqCst) && started.elapsed() < MAX_CONNECTION_LIFETIME {
-        let Some((target, authorization, close)) = read_request(&mut reader, shared) else {
+        let Some(Head {
+            target,
+            authorization,
+            close,
+            bytes,
+        }) = read_request(&mut reader, shared)
+        else {
             return;
         };
         let reply = {
@@ -314,6 +322,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
                 target,
                 authorization,
                 close,
+                bytes,
                 at: Instant::now(),
             });
             let queued = script.queue.pop_front();
@@ -331,12 +340,16 @@ fn serve(stream: TcpStream, shared: &Shared) {
     }
 }
 
-/// Reads one request head (target, `Authorization`, `Connection: close`); `None` when the
-/// connection ends.
-fn read_request(
-    reader: &mut BufReader<TcpStream>,
-    shared: &Shared,
-) -> Option<(String, Option<String>, bool)> {
+/// What the stub keeps of a request head.
+struct Head {
+    target: String,
+    authorization: Option<String>,
+    close: bool,
+    bytes: usize,
+}
+
+/// Reads one request head; `None` when the connection ends.
+fn read_request(reader: &mut BufReader<TcpStream>, shared: &Shared) -> Option<Head> {
     let mut request_line = String::new();
     loop {
         match reader.read_line(&mut request_line) {
@@ -358,12 +371,17 @@ fn read_request(
     let target = request_line.split_whitespace().nth(1)?.to_owned();
     let mut authorization = None;
     let mut close = false;
+    let mut bytes = request_line.len();
     loop {
         let mut line = String::new();
         match reader.read_line(&mut line) {
             Ok(0) => return None,
-            Ok(_) if line.trim().is_empty() => break,
-            Ok(_) => {
+            Ok(n) if line.trim().is_empty() => {
+                bytes += n;
+                break;
+            }
+            Ok(n) => {
+                bytes += n;
                 if let Some((name, value)) = line.split_once(':') {
                     if name.eq_ignore_ascii_case("authorization") {
                         authorization = Some(value.trim().to_owned());
@@ -375,7 +393,12 @@ fn read_request(
             Err(_) => return None,
         }
     }
-    Some((target, authorization, close))
+    Some(Head {
+        target,
+        authorization,
+        close,
+        bytes,
+    })
 }
 
 /// Sleeps up to `duration`, returning early (with `false`) if the client hung up.

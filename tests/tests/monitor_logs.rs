@@ -139,8 +139,32 @@ async fn adaptive_sampler<R: Runtime>() {
     );
 }
 
+/// Asking for the cgroup where there is none to read falls back to the host with one line.
+fn cgroup_fallback_is_one_line() {
+    logs::start();
+    let odd = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/cgroup/odd");
+    let source =
+        load_core::SystemSource::with_kind(load_core::CpuSourceKind::Cgroup, &odd).expect("host");
+    assert!(matches!(
+        source.measures(),
+        load_core::LocalCpu::Host { .. }
+    ));
+    let warnings: Vec<Record> = logs::records()
+        .into_iter()
+        .filter(|r| r.level <= log::Level::Warn)
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(
+        warnings[0]
+            .message
+            .starts_with("adaptive.load.control.source=cgroup: no readable cgroup CPU accounting")
+    );
+    assert!(warnings[0].message.ends_with("measuring the host instead"));
+}
+
 #[test]
 fn monitors_log_like_fess_with_bounded_volume_and_no_credentials() {
+    cgroup_fallback_is_one_line();
     smol::block_on(cluster_monitor::<load_smol::Smol>());
     async_std::task::block_on(cluster_monitor::<load_async_std::AsyncStd>());
     smol::block_on(adaptive_sampler::<load_smol::Smol>());

@@ -101,6 +101,13 @@ async fn partial_failure_is_a_success_that_records_failed_nodes<R: Runtime>() {
         seen[0].target,
         "/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent"
     );
+    // The request side of a poll is small (the README's fleet estimate uses it).
+    println!("poll request head: {} bytes", seen[0].bytes);
+    assert!(
+        (100..512).contains(&seen[0].bytes),
+        "{} bytes",
+        seen[0].bytes
+    );
 }
 
 async fn no_poll_before_the_first_controlled_request<R: Runtime>() {
@@ -472,6 +479,33 @@ async fn shutdown_stops_the_tasks<R: Runtime>() {
     );
 }
 
+async fn fleet_jitter_delays_the_first_poll_within_its_window<R: Runtime>() {
+    let window = Duration::from_millis(400);
+    let mut first_polls = Vec::new();
+    for _ in 0..3 {
+        let stub = Stub::start(Reply::cpu(&[10]));
+        let mut config = config(80, 100);
+        config.monitor_jitter = window;
+        let guard = LoadGuard::<R, _>::with_source(&config, source(&stub, Duration::from_secs(2)));
+        let started = Instant::now();
+        std::thread::scope(|scope| {
+            for _ in 0..100 {
+                scope.spawn(|| assert!(guard.check("/search").is_allowed()));
+            }
+        });
+        assert!(stub.wait_for_requests(3, Duration::from_secs(5)));
+        let first = stub.seen()[0].at.duration_since(started);
+        assert!(
+            first < window + Duration::from_millis(200),
+            "first poll after {first:?}"
+        );
+        assert_eq!(stub.max_in_flight(), 1, "never two polls in flight");
+        first_polls.push(first);
+        guard.shutdown().await;
+    }
+    assert!(!first_polls.is_empty());
+}
+
 macro_rules! on_both_runtimes {
     ($($name:ident),* $(,)?) => {
         mod on_smol {
@@ -506,4 +540,5 @@ on_both_runtimes!(
     ten_thousand_waiters_cost_no_polling,
     plain_threads_block_and_resume,
     shutdown_stops_the_tasks,
+    fleet_jitter_delays_the_first_poll_within_its_window,
 );

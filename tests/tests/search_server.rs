@@ -334,6 +334,83 @@ async fn stops_cleanly<R: Serve>() {
     assert!(TcpStream::connect(addr).is_err(), "the listener is closed");
 }
 
+async fn metrics_parse_as_prometheus_and_match_the_stats<R: Serve>() {
+    let stub = Stub::start(Reply::cpu(&[0]));
+    let server = start::<R>(&stub, 70, 100);
+    let addr = server.running.addr();
+    assert_eq!(get(addr, "/").await.status, 200);
+    set_cluster_cpu(&server, &stub, 90);
+    for _ in 0..4 {
+        assert_eq!(get(addr, "/search").await.status, 429);
+    }
+    let answer = get(addr, "/metrics").await;
+    assert_eq!(answer.status, 200, "monitoring is never shed");
+    assert!(
+        answer
+            .header("content-type")
+            .is_some_and(|t| t.starts_with("text/plain"))
+    );
+    let text = answer.text();
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned())))
+        .expect("valid exposition");
+    let value = |name: &str, label: Option<(&str, &str)>| -> f64 {
+        scrape
+            .samples
+            .iter()
+            .find(|s| s.metric == name && label.is_none_or(|(k, v)| s.labels.get(k) == Some(v)))
+            .map(|s| match s.value {
+                prometheus_parse::Value::Counter(v)
+                | prometheus_parse::Value::Gauge(v)
+                | prometheus_parse::Value::Untyped(v) => v,
+                _ => f64::NAN,
+            })
+            .unwrap_or_else(|| panic!("{name} {label:?} missing from:\n{text}"))
+    };
+    let stats = stats(addr);
+    assert_eq!(
+        value(
+            "load_control_cluster_cpu_percent",
+            Some(("value", "effective"))
+        ),
+        90.0
+    );
+    assert_eq!(
+        value("load_control_cluster_cpu_percent", Some(("value", "raw"))),
+        90.0
+    );
+    assert!(
+        value(
+            "load_control_rejected_requests_total",
+            Some(("class", "web"))
+        ) >= 4.0
+    );
+    assert_eq!(
+        value(
+            "load_control_rejected_requests_total",
+            Some(("class", "api"))
+        ),
+        stats["rejected_api"].as_f64().expect("number")
+    );
+    assert_eq!(value("load_control_rejecting", Some(("class", "web"))), 1.0);
+    assert_eq!(
+        value("load_control_threshold_percent", Some(("class", "web"))),
+        70.0
+    );
+    assert_eq!(
+        value("load_control_threshold_percent", Some(("class", "api"))),
+        100.0
+    );
+    assert_eq!(
+        value("load_control_cluster_nodes", Some(("state", "answered"))),
+        2.0
+    );
+    let polls = value("load_control_polls_total", None);
+    assert!(polls >= 1.0, "polls {polls} in:\n{text}");
+    assert!(value("load_control_sample_age_seconds", None) < 5.0);
+    assert_eq!(value("load_control_monitor_mode", None), 0.0);
+    assert_eq!(value("load_control_transitions_total", None), 1.0);
+}
+
 macro_rules! on_both_runtimes {
     ($($name:ident),* $(,)?) => {
         mod on_smol {
@@ -358,4 +435,5 @@ on_both_runtimes!(
     an_outage_fails_open_and_recovery_restores,
     the_crawler_pauses_while_the_machine_is_busy,
     stops_cleanly,
+    metrics_parse_as_prometheus_and_match_the_stats,
 );

@@ -1,0 +1,184 @@
+//! Container-aware local CPU: cgroup fixture trees (`tests/fixtures/cgroup`) and the
+//! readings expected from them.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use load_core::{
+    Cgroup, CgroupSource, CgroupVersion, CpuPercent, CpuSourceKind, Instant, LocalCpu, ManualClock,
+    SystemSource,
+};
+
+fn tree(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/cgroup")
+        .join(name)
+}
+
+/// A writable copy of a fixture tree, removed on drop.
+struct Copy(PathBuf);
+
+impl Copy {
+    fn of(name: &str) -> Copy {
+        let to = std::env::temp_dir().join(format!(
+            "cgroup-{name}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        copy_dir(&tree(name), &to);
+        Copy(to)
+    }
+}
+
+impl Drop for Copy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn limits_of_every_tree() {
+    for (name, version, limit) in [
+        ("v2-quota", CgroupVersion::V2, Some(1.5)),
+        ("v2-no-limit", CgroupVersion::V2, Some(64.0)),
+        ("v2-cpuset", CgroupVersion::V2, Some(1.0)),
+        ("v1", CgroupVersion::V1, Some(0.5)),
+        ("host-root", CgroupVersion::V2, Some(64.0)),
+    ] {
+        let cgroup = Cgroup::detect(&tree(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(cgroup.version(), version, "{name}");
+        assert_eq!(cgroup.limit(), limit, "{name}");
+    }
+    let usage = Cgroup::detect(&tree("v1"))
+        .expect("v1")
+        .usage()
+        .expect("usage");
+    assert_eq!(
+        usage,
+        Duration::from_secs(2),
+        "cpuacct.usage is in nanoseconds"
+    );
+}
+
+#[test]
+fn odd_and_missing_trees_are_errors_not_panics() {
+    for name in ["odd", "does-not-exist"] {
+        let error = Cgroup::detect(&tree(name)).expect_err(name);
+        assert!(
+            error.contains("no readable cgroup CPU accounting"),
+            "{name}: {error}"
+        );
+    }
+}
+
+#[test]
+fn usage_over_time_relative_to_a_fractional_quota() {
+    let copy = Copy::of("v2-quota");
+    let clock = ManualClock::new(Instant::from_secs(100));
+    let cgroup = Cgroup::detect(&copy.0).expect("v2");
+    let mut source = CgroupSource::new(cgroup, 1.5, &clock).expect("source");
+    // 0.75 s of CPU in 1 s of wall time on 1.5 CPUs: 50 %.
+    std::fs::write(copy.0.join("cpu.stat"), "usage_usec 1750000\n").expect("write");
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(
+        source.sample_now().expect("sample").cpu,
+        CpuPercent::new(50)
+    );
+    // 3 s in 2 s on 1.5 CPUs: 100 % (the quota is used up).
+    std::fs::write(copy.0.join("cpu.stat"), "usage_usec 4750000\n").expect("write");
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(
+        source.sample_now().expect("sample").cpu,
+        CpuPercent::new(100)
+    );
+    // No time passed: no reading rather than a division by zero.
+    assert_eq!(source.sample_now().expect("sample").cpu, None);
+    // The file goes away: an error, not a panic.
+    std::fs::remove_file(copy.0.join("cpu.stat")).expect("rm");
+    clock.advance(Duration::from_secs(1));
+    assert!(source.sample_now().is_err());
+}
+
+#[test]
+fn v1_usage_over_time() {
+    let copy = Copy::of("v1");
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut source =
+        CgroupSource::new(Cgroup::detect(&copy.0).expect("v1"), 0.5, &clock).expect("source");
+    std::fs::write(copy.0.join("cpu,cpuacct/cpuacct.usage"), "2250000000\n").expect("write");
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(
+        source.sample_now().expect("sample").cpu,
+        CpuPercent::new(50)
+    );
+}
+
+#[test]
+fn auto_host_and_cgroup_modes_choose_as_documented() {
+    let host_cpus = match SystemSource::new().expect("host").measures() {
+        LocalCpu::Host { cpus } => cpus,
+        other => panic!("{other:?}"),
+    };
+    let measures = |kind, name: &str| {
+        SystemSource::with_kind(kind, tree(name))
+            .expect("source")
+            .measures()
+    };
+    // A quota below the host's CPUs: auto and cgroup read the cgroup.
+    if host_cpus >= 2 {
+        for kind in [CpuSourceKind::Auto, CpuSourceKind::Cgroup] {
+            assert_eq!(
+                measures(kind, "v2-quota"),
+                LocalCpu::Cgroup {
+                    version: CgroupVersion::V2,
+                    cpus: 1.5
+                }
+            );
+            assert_eq!(
+                measures(kind, "v1"),
+                LocalCpu::Cgroup {
+                    version: CgroupVersion::V1,
+                    cpus: 0.5
+                }
+            );
+        }
+    }
+    // host always reads the host.
+    assert_eq!(
+        measures(CpuSourceKind::Host, "v2-quota"),
+        LocalCpu::Host { cpus: host_cpus }
+    );
+    // No limit below the host (or a host root): auto reads the host.
+    for name in ["v2-no-limit", "host-root", "odd", "does-not-exist"] {
+        assert_eq!(
+            measures(CpuSourceKind::Auto, name),
+            LocalCpu::Host { cpus: host_cpus },
+            "{name}"
+        );
+    }
+    // cgroup without a limit is relative to the host's CPUs; unreadable falls back.
+    assert_eq!(
+        measures(CpuSourceKind::Cgroup, "host-root"),
+        LocalCpu::Cgroup {
+            version: CgroupVersion::V2,
+            cpus: host_cpus as f64
+        }
+    );
+    assert_eq!(
+        measures(CpuSourceKind::Cgroup, "odd"),
+        LocalCpu::Host { cpus: host_cpus }
+    );
+}
