@@ -233,79 +233,34 @@ pub fn changes(old: &Config, new: &Config) -> Vec<(&'static str, String, String)
         load_smol::Smoothing::None => "none".to_owned(),
         load_smol::Smoothing::Ewma { tau } => format!("ewma (tau {}s)", tau.as_secs()),
     };
-    let rows: [(&'static str, String, String); 16] = [
-        (
-            keys::WEB_LOAD_CONTROL,
-            old.web_threshold.to_string(),
-            new.web_threshold.to_string(),
-        ),
-        (
-            keys::API_LOAD_CONTROL,
-            old.api_threshold.to_string(),
-            new.api_threshold.to_string(),
-        ),
-        (
-            keys::ADAPTIVE_LOAD_CONTROL,
-            old.adaptive_threshold.to_string(),
-            new.adaptive_threshold.to_string(),
-        ),
-        (
-            keys::MONITOR_INTERVAL,
-            format!("{}s", old.monitor_interval.as_secs()),
-            format!("{}s", new.monitor_interval.as_secs()),
-        ),
-        (
-            keys::RETRY_AFTER,
-            old.retry_after.to_string(),
-            new.retry_after.to_string(),
-        ),
-        (
-            keys::RETRY_AFTER_JITTER,
-            old.retry_after_jitter.to_string(),
-            new.retry_after_jitter.to_string(),
-        ),
-        (keys::SEARCH_ENGINE_URL, url(old), url(new)),
-        (
-            keys::FAILURE_POLICY,
-            format!("{:?}", old.failure_policy).to_lowercase(),
-            format!("{:?}", new.failure_policy).to_lowercase(),
-        ),
-        (
-            keys::STALE_AFTER,
-            format!("{}s", old.stale_after.as_secs()),
-            format!("{}s", new.stale_after.as_secs()),
-        ),
-        (keys::SMOOTHING, smoothing(old), smoothing(new)),
-        (
-            keys::ENTER_SAMPLES,
-            old.enter_samples.to_string(),
-            new.enter_samples.to_string(),
-        ),
-        (
-            keys::EXIT_MARGIN,
-            old.exit_margin.to_string(),
-            new.exit_margin.to_string(),
-        ),
-        (
-            keys::MIN_HOLD,
-            format!("{}s", old.min_hold.as_secs()),
-            format!("{}s", new.min_hold.as_secs()),
-        ),
-        (
-            keys::MODE,
-            format!("{:?}", old.mode).to_lowercase(),
-            format!("{:?}", new.mode).to_lowercase(),
-        ),
-        (
-            keys::MONITOR_JITTER,
-            format!("{}s", old.monitor_jitter.as_secs()),
-            format!("{}s", new.monitor_jitter.as_secs()),
-        ),
-        (
-            keys::ADAPTIVE_SOURCE,
-            format!("{:?}", old.adaptive_source).to_lowercase(),
-            format!("{:?}", new.adaptive_source).to_lowercase(),
-        ),
+    let secs = |d: std::time::Duration| format!("{}s", d.as_secs());
+    let word = |debug: String| debug.to_lowercase();
+    let row = |key: &'static str, show: &dyn Fn(&Config) -> String| (key, show(old), show(new));
+    let rows = [
+        row(keys::WEB_LOAD_CONTROL, &|c| c.web_threshold.to_string()),
+        row(keys::API_LOAD_CONTROL, &|c| c.api_threshold.to_string()),
+        row(keys::ADAPTIVE_LOAD_CONTROL, &|c| {
+            c.adaptive_threshold.to_string()
+        }),
+        row(keys::MONITOR_INTERVAL, &|c| secs(c.monitor_interval)),
+        row(keys::RETRY_AFTER, &|c| c.retry_after.to_string()),
+        row(keys::RETRY_AFTER_JITTER, &|c| {
+            c.retry_after_jitter.to_string()
+        }),
+        row(keys::SEARCH_ENGINE_URL, &url),
+        row(keys::FAILURE_POLICY, &|c| {
+            word(format!("{:?}", c.failure_policy))
+        }),
+        row(keys::STALE_AFTER, &|c| secs(c.stale_after)),
+        row(keys::SMOOTHING, &smoothing),
+        row(keys::ENTER_SAMPLES, &|c| c.enter_samples.to_string()),
+        row(keys::EXIT_MARGIN, &|c| c.exit_margin.to_string()),
+        row(keys::MIN_HOLD, &|c| secs(c.min_hold)),
+        row(keys::MODE, &|c| word(format!("{:?}", c.mode))),
+        row(keys::MONITOR_JITTER, &|c| secs(c.monitor_jitter)),
+        row(keys::ADAPTIVE_SOURCE, &|c| {
+            word(format!("{:?}", c.adaptive_source))
+        }),
     ];
     rows.into_iter().filter(|(_, a, b)| a != b).collect()
 }

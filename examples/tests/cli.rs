@@ -107,26 +107,35 @@ fn help_exits_zero() {
     assert!(String::from_utf8_lossy(&output.stdout).starts_with("usage: search-server"));
 }
 
+/// Starts the server on an ephemeral port; the child and the address it listens on.
+fn spawn(args: &[&str]) -> (std::process::Child, String) {
+    let mut child = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("SEARCH_ENGINE_HTTP_URL")
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start search-server");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("read stdout");
+    let addr = first
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("first line: {first:?}"))
+        .to_owned();
+    (child, addr)
+}
+
 #[test]
 fn sigterm_stops_it_cleanly() {
     for runtime in ["smol", "async-std"] {
-        let mut child = Command::new(BIN)
-            .args(["--listen", "127.0.0.1:0", "--runtime", runtime])
-            .env_remove("SEARCH_ENGINE_HTTP_URL")
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start search-server");
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut first)
-            .expect("read stdout");
-        assert!(
-            first.starts_with("listening on http://127.0.0.1:"),
-            "{first}"
-        );
+        let (mut child, addr) = spawn(&["--runtime", runtime]);
+        assert!(addr.starts_with("127.0.0.1:"), "{addr}");
 
         let status = Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
@@ -190,29 +199,7 @@ fn sighup_reloads_the_configuration_and_refuses_an_invalid_file() {
         "reload.properties",
         "web.load.control=100\nadaptive.load.control=0\n",
     );
-    let mut child = Command::new(BIN)
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--config",
-            config.to_str().expect("utf-8 path"),
-        ])
-        .env_remove("SEARCH_ENGINE_HTTP_URL")
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start search-server");
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut first)
-        .expect("read stdout");
-    let addr = first
-        .trim()
-        .strip_prefix("listening on http://")
-        .expect("address")
-        .to_owned();
+    let (child, addr) = spawn(&["--config", config.to_str().expect("utf-8 path")]);
     let hangup = |pid: u32| {
         let status = Command::new("kill")
             .args(["-HUP", &pid.to_string()])

@@ -8,6 +8,40 @@ pub mod stub;
 
 pub use stub::{Reply, Stub};
 
+/// Polls `condition` every 10 ms until it holds or `timeout` passes; whether it held.
+/// For conditions that other threads make true (a server, a monitor).
+pub fn wait_until(timeout: std::time::Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    while std::time::Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    condition()
+}
+
+/// Runs each listed `async fn name<R>()` scenario as a `#[test]` on smol (`on_smol::name`)
+/// and on async-std (`on_async_std::name`), under that runtime's executor. The calling
+/// test crate needs `smol`, `async-std`, `load-smol` and `load-async-std`.
+#[macro_export]
+macro_rules! on_both_runtimes {
+    ($($name:ident),* $(,)?) => {
+        mod on_smol {
+            $(#[test]
+            fn $name() {
+                ::smol::block_on(super::$name::<::load_smol::Smol>());
+            })*
+        }
+        mod on_async_std {
+            $(#[test]
+            fn $name() {
+                ::async_std::task::block_on(super::$name::<::load_async_std::AsyncStd>());
+            })*
+        }
+    };
+}
+
 /// A fixture of `shared/fixtures/opensearch`, as a server would send it.
 #[derive(Clone, Debug)]
 pub struct Fixture {

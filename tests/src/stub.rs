@@ -26,6 +26,8 @@ pub struct Reply {
     pub stall: Option<(usize, Duration)>,
     /// Close the connection instead of answering.
     pub reset: bool,
+    /// Announce the whole body but close the connection after this many bytes of it.
+    pub cut: Option<usize>,
 }
 
 impl Reply {
@@ -54,6 +56,7 @@ impl Reply {
             delay: Duration::ZERO,
             stall: None,
             reset: false,
+            cut: None,
         }
     }
 
@@ -110,6 +113,13 @@ impl Reply {
     #[must_use]
     pub fn stalled(mut self, after: usize, stall: Duration) -> Reply {
         self.stall = Some((after, stall));
+        self
+    }
+
+    /// This reply, cut off after `after` body bytes (the head announces the whole body).
+    #[must_use]
+    pub fn cut_after(mut self, after: usize) -> Reply {
+        self.cut = Some(after);
         self
     }
 
@@ -442,6 +452,11 @@ fn answer(writer: &mut TcpStream, stream: &TcpStream, reply: &Reply, shared: &Sh
     }
     head.push_str(&format!("content-length: {}\r\n\r\n", reply.body.len()));
     if writer.write_all(head.as_bytes()).is_err() {
+        return false;
+    }
+    if let Some(cut) = reply.cut {
+        let _ = writer.write_all(&reply.body[..cut.min(reply.body.len())]);
+        let _ = writer.flush();
         return false;
     }
     let (first, rest) = match reply.stall {

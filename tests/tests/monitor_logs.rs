@@ -3,23 +3,12 @@
 //! One test runs every scenario on both runtimes in turn, because the log capture is global
 //! to this test binary.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use load_core::rt::{Adaptive, LoadGuard, Runtime};
 use load_core::{Config, CpuPercent, FixedSource, OpenSearchOptions, OpenSearchSource, Url};
 use load_tests::logs::{self, Record};
-use load_tests::{Reply, Stub};
-
-fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if condition() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    condition()
-}
+use load_tests::{Reply, Stub, wait_until};
 
 fn matching(records: &[Record], prefix: &str) -> Vec<Record> {
     records

@@ -3,13 +3,13 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::future::Either;
 use load_core::{Config, CpuPercent, FixedSource, OpenSearchOptions, OpenSearchSource, Url};
 use load_examples::app::App;
 use load_examples::server::{RunningServer, Serve, bind, start_app};
-use load_tests::{Reply, Stub};
+use load_tests::{Reply, Stub, wait_until};
 
 const API_BODY: &str = r#"{"response":{"status":9,"message":"Server is busy. Please retry after 60 seconds.","retry_after":60}}"#;
 
@@ -117,22 +117,11 @@ fn stats(addr: SocketAddr) -> serde_json::Value {
     serde_json::from_slice(&raw_get(addr, "/admin/stats").body).expect("stats JSON")
 }
 
-fn wait_for(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if condition() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    condition()
-}
-
 fn set_cluster_cpu(server: &Server, stub: &Stub, cpu: u64) {
     stub.set(Reply::cpu(&[cpu as i64, 1]));
     let addr = server.running.addr();
     assert!(
-        wait_for(Duration::from_secs(5), || stats(addr)["cpu"] == cpu),
+        wait_until(Duration::from_secs(5), || stats(addr)["cpu"] == cpu),
         "the server never saw {cpu}%: {}",
         stats(addr)
     );
@@ -273,11 +262,11 @@ async fn an_outage_fails_open_and_recovery_restores<R: Serve>() {
 
     stub.set(Reply::reset());
     assert!(
-        wait_for(Duration::from_secs(5), || raw_get(addr, "/search").status
+        wait_until(Duration::from_secs(5), || raw_get(addr, "/search").status
             == 200),
         "fail-open"
     );
-    assert!(wait_for(
+    assert!(wait_until(
         Duration::from_secs(5),
         || stats(addr)["monitor_failures"].as_u64() >= Some(2)
     ));
@@ -293,21 +282,22 @@ async fn the_crawler_pauses_while_the_machine_is_busy<R: Serve>() {
     let addr = server.running.addr();
     let processed = |addr| stats(addr)["crawler"]["processed"].as_u64().unwrap_or(0);
     assert!(
-        wait_for(Duration::from_secs(5), || processed(addr) >= 3),
+        wait_until(Duration::from_secs(5), || processed(addr) >= 3),
         "the crawler runs"
     );
 
     server.local.set(CpuPercent::new(90));
-    assert!(wait_for(Duration::from_secs(5), || stats(addr)["crawler"]
-        ["waiting"]
-        == 1));
+    assert!(wait_until(
+        Duration::from_secs(5),
+        || stats(addr)["crawler"]["waiting"] == 1
+    ));
     let paused = processed(addr);
     std::thread::sleep(Duration::from_millis(400));
     assert_eq!(processed(addr), paused, "no work while CPU >= 50 %");
 
     server.local.set(CpuPercent::new(10));
     assert!(
-        wait_for(Duration::from_secs(5), || processed(addr) > paused + 2),
+        wait_until(Duration::from_secs(5), || processed(addr) > paused + 2),
         "resumes by itself"
     );
     assert_eq!(
@@ -411,24 +401,7 @@ async fn metrics_parse_as_prometheus_and_match_the_stats<R: Serve>() {
     assert_eq!(value("load_control_transitions_total", None), 1.0);
 }
 
-macro_rules! on_both_runtimes {
-    ($($name:ident),* $(,)?) => {
-        mod on_smol {
-            $(#[test]
-            fn $name() {
-                ::smol::block_on(super::$name::<load_smol::Smol>());
-            })*
-        }
-        mod on_async_std {
-            $(#[test]
-            fn $name() {
-                ::async_std::task::block_on(super::$name::<load_async_std::AsyncStd>());
-            })*
-        }
-    };
-}
-
-on_both_runtimes!(
+load_tests::on_both_runtimes!(
     fess_filter_cases,
     lazy_start_is_visible_at_the_stub,
     obfuscated_paths_are_not_excluded,
