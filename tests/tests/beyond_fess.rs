@@ -173,28 +173,33 @@ fn a_reload_is_never_observed_half_applied() {
     let settings = |c: &Config| (c.web_threshold as u8, c.api_threshold as u8, c.mode);
     let (sa, sb) = (settings(&a), settings(&b));
     let stop = std::sync::atomic::AtomicBool::new(false);
+    let reads: [std::sync::atomic::AtomicUsize; 3] = Default::default();
     std::thread::scope(|scope| {
-        let readers: Vec<_> = (0..3)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut seen = 0u64;
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        let s = control.settings();
-                        let got = (s.web_threshold, s.api_threshold, s.mode);
-                        assert!(got == sa || got == sb, "half-applied: {got:?}");
-                        seen += 1;
-                    }
-                    seen
-                })
-            })
-            .collect();
-        for i in 0..20_000 {
-            control.reconfigure(if i % 2 == 0 { &b } else { &a });
+        for count in &reads {
+            let (control, stop) = (&control, &stop);
+            scope.spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let s = control.settings();
+                    let got = (s.web_threshold, s.api_threshold, s.mode);
+                    assert!(got == sa || got == sb, "half-applied: {got:?}");
+                    count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+        // Reload until every reader has read many times while reloads were going on (on a
+        // busy 2-core machine a reader may start late), for at most 10 s.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut reloads = 0u64;
+        while reloads < 20_000
+            || reads
+                .iter()
+                .any(|n| n.load(std::sync::atomic::Ordering::Relaxed) < 10_000)
+        {
+            control.reconfigure(if reloads.is_multiple_of(2) { &b } else { &a });
+            reloads += 1;
+            assert!(std::time::Instant::now() < deadline, "readers never ran");
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        for reader in readers {
-            assert!(reader.join().expect("reader") > 0);
-        }
     });
 }
 
