@@ -81,7 +81,7 @@ pub struct Reading {
 ///
 /// Value and sequence live in a single `AtomicU32` (the sequence in the upper 24 bits), so a
 /// reader always sees a matching pair, and the type works on targets with only 32-bit
-/// atomics. Reading is one relaxed load: the request hot path pays nothing more.
+/// atomics. Reading is one relaxed load.
 ///
 /// A new gauge reads `0 %` (Fess: until the first poll completes, the recorded CPU is 0).
 ///
@@ -150,7 +150,7 @@ impl CpuGauge {
     ///
     /// # Performance
     ///
-    /// One relaxed atomic load and a compare; this is what the request hot path calls.
+    /// One relaxed atomic load and a compare.
     #[inline]
     #[must_use]
     pub fn percent_or_zero(&self) -> u8 {

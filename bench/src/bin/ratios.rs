@@ -61,14 +61,7 @@ fn main() -> ExitCode {
         let value = get(num).zip(get(den)).map(|(n, d)| scale * n / d);
         rows.push((label, format!("`{num}` / `{den}`"), value));
     };
-    for name in [
-        "admitted_web",
-        "rejected_api",
-        "excluded_static",
-        "excluded_admin",
-        "long_256",
-        "obfuscated",
-    ] {
+    for (name, _) in load_bench::PATHS {
         ratio(
             format!("check / naive, {name}"),
             &format!("check/check/{name}"),
@@ -76,14 +69,7 @@ fn main() -> ExitCode {
             1.0,
         );
     }
-    for name in [
-        "admitted_web",
-        "rejected_api",
-        "excluded_static",
-        "excluded_admin",
-        "long_256",
-        "obfuscated",
-    ] {
+    for (name, _) in load_bench::PATHS {
         ratio(
             format!("check / floor, {name}"),
             &format!("check/check/{name}"),
