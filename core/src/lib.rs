@@ -9,6 +9,7 @@ pub mod busy;
 mod config;
 mod control;
 mod gauge;
+mod json;
 pub mod monitor;
 pub mod opensearch;
 mod path;

@@ -6,6 +6,7 @@ use core::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use crate::CpuPercent;
+use crate::json::{self, Invalid};
 
 /// The request path that returns exactly what [`parse_node_stats`] reads: every node's
 /// `os.cpu.percent`, plus the `_nodes` header so that partial failures stay visible.
@@ -28,12 +29,17 @@ pub struct NodeStats {
 }
 
 /// Caps checked before parsing, because the JSON parser has no limits of its own.
+///
+/// Every body is first validated against JSON's grammar by an iterative scanner with
+/// constant stack; only a well-formed body within both caps reaches the (recursive) parser,
+/// so no body of any size or shape can exhaust the stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
     /// Largest body accepted, in bytes.
     pub max_body: usize,
-    /// Deepest nesting of objects and arrays accepted.
+    /// Deepest nesting of objects and arrays accepted; values above 128 act as 128 (the
+    /// validator keeps one bit per open container, and the parser recurses once per level).
     pub max_depth: usize,
 }
 
@@ -106,13 +112,35 @@ impl fmt::Display for ParseError {
 
 impl core::error::Error for ParseError {}
 
-/// A syntax or shape error from the JSON parser.
+/// A syntax error (with the byte offset where the body stops being JSON), or a body that is
+/// JSON but not the shape expected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct JsonError(serde_json_core::de::Error);
+pub struct JsonError(JsonErrorKind);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum JsonErrorKind {
+    Syntax(json::Syntax),
+    Shape(serde_json_core::de::Error),
+}
+
+impl JsonError {
+    /// The byte offset at which the body stops being JSON; `None` when it is JSON of
+    /// another shape than node stats (an array, a string where an object belongs, ...).
+    #[must_use]
+    pub fn offset(&self) -> Option<usize> {
+        match self.0 {
+            JsonErrorKind::Syntax(syntax) => Some(syntax.offset),
+            JsonErrorKind::Shape(_) => None,
+        }
+    }
+}
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
+        match &self.0 {
+            JsonErrorKind::Syntax(syntax) => fmt::Display::fmt(syntax, f),
+            JsonErrorKind::Shape(e) => fmt::Display::fmt(e, f),
+        }
     }
 }
 
@@ -131,7 +159,8 @@ impl fmt::Display for JsonError {
 ///
 /// # Performance
 ///
-/// One pre-scan for depth, one parse; nothing is allocated and no node id is copied.
+/// One validating pass (JSON's grammar, exactly, with the depth cap), one parse; nothing is
+/// allocated and no node id is copied.
 ///
 /// ```
 /// use load_core::opensearch::parse_node_stats;
@@ -159,7 +188,7 @@ pub fn parse_node_stats_with(body: &[u8], limits: Limits) -> Result<NodeStats, P
             limit: limits.max_body,
         });
     }
-    check_depth(body, limits.max_depth)?;
+    check(body, limits.max_depth)?;
     let ctx = Ctx::default();
     let mut deserializer = serde_json_core::de::Deserializer::new(body, None);
     let parsed = Top(&ctx)
@@ -167,7 +196,10 @@ pub fn parse_node_stats_with(body: &[u8], limits: Limits) -> Result<NodeStats, P
         .and_then(|()| deserializer.end());
     match parsed {
         Ok(_) => Ok(ctx.stats.get()),
-        Err(e) => Err(ctx.error.get().unwrap_or(ParseError::Json(JsonError(e)))),
+        Err(e) => Err(ctx
+            .error
+            .get()
+            .unwrap_or(ParseError::Json(JsonError(JsonErrorKind::Shape(e))))),
     }
 }
 /// The `type` and `reason` of an OpenSearch/Elasticsearch error body
@@ -184,9 +216,7 @@ pub fn parse_node_stats_with(body: &[u8], limits: Limits) -> Result<NodeStats, P
 /// ```
 #[must_use]
 pub fn error_summary(body: &[u8]) -> Option<(&str, &str)> {
-    if body.len() > Limits::DEFAULT.max_body
-        || check_depth(body, Limits::DEFAULT.max_depth).is_err()
-    {
+    if body.len() > Limits::DEFAULT.max_body || check(body, Limits::DEFAULT.max_depth).is_err() {
         return None;
     }
     let summary = Cell::new(None);
@@ -246,35 +276,13 @@ impl<'de> Visitor<'de> for ErrorField<'_, 'de> {
     }
 }
 
-/// Rejects nesting deeper than `limit` before the recursive parser sees it.
-fn check_depth(body: &[u8], limit: usize) -> Result<(), ParseError> {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in body {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > limit {
-                    return Err(ParseError::TooDeep { limit });
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    Ok(())
+/// Validates the whole body against JSON's grammar, with the depth cap, before the recursive
+/// parser sees it: the parser then never descends deeper than the cap, whatever it skips.
+fn check(body: &[u8], max_depth: usize) -> Result<(), ParseError> {
+    json::validate(body, max_depth).map_err(|invalid| match invalid {
+        Invalid::TooDeep { limit } => ParseError::TooDeep { limit },
+        Invalid::Syntax(syntax) => ParseError::Json(JsonError(JsonErrorKind::Syntax(syntax))),
+    })
 }
 
 #[derive(Default)]
@@ -420,6 +428,11 @@ impl<'de> Fields<'de> for Cpu<'_> {
         let percent = map.next_value::<f64>().inspect_err(|_| {
             self.0.error.set(Some(ParseError::PercentNotInteger));
         })?;
+        // Beyond 2^53 every float is an integer; `as i64` would saturate and fail the
+        // round trip below, so a huge negative is taken for what it is: a negative integer.
+        if percent <= -9_007_199_254_740_992.0 {
+            return Ok(());
+        }
         if percent > 100.0 {
             // Saturating float-to-int conversion: huge values read as i64::MAX.
             self.0
@@ -546,8 +559,7 @@ mod tests {
         );
         // Brackets inside strings do not count.
         assert!(parse_node_stats_with(br#"{"a":"[[[[\"[["}"#, Limits::new(100, 3)).is_ok());
-        let mut deep = [b'['; 100_000];
-        deep[0] = b'{';
+        let deep = [b'['; 100_000];
         assert_eq!(
             parse_node_stats(&deep),
             Err(ParseError::TooDeep { limit: 64 })
