@@ -77,7 +77,7 @@ pub fn response(route: Route, retry_after: u32) -> BusyResponse {
             );
             Body::Json(json)
         }
-        Route::Web | Route::Excluded => Body::Static(BUSY_PAGE),
+        Route::Web | Route::Excluded | Route::Ambiguous => Body::Static(BUSY_PAGE),
     };
     BusyResponse {
         content_type: match route {

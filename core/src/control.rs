@@ -222,12 +222,17 @@ impl LoadControl {
     }
 
     /// [`LoadControl::check`] for a request already classified.
+    ///
+    /// A [`Route::Ambiguous`] request answers to both classes: it is rejected while either
+    /// is rejecting, as [`Route::Api`] when the API class is (its busy response is the
+    /// API's JSON), otherwise as [`Route::Web`], and counted under that class.
     #[inline]
     pub fn check_route(&self, route: Route) -> Decision {
         let (shift, reject_bit) = match route {
             Route::Excluded => return Decision::Allow,
             Route::Web => (WEB_SHIFT, REJECT_WEB),
             Route::Api => (API_SHIFT, REJECT_API),
+            Route::Ambiguous => return self.check_ambiguous(),
         };
         let word = self.word.load(Ordering::Relaxed);
         if (word >> shift) & 0xFF >= 100 {
@@ -239,6 +244,33 @@ impl LoadControl {
         if word & reject_bit == 0 {
             return Decision::Allow;
         }
+        self.reject(word, route)
+    }
+
+    /// Both classes, for a target routers could read as either.
+    #[cold]
+    fn check_ambiguous(&self) -> Decision {
+        let word = self.word.load(Ordering::Relaxed);
+        let controlled = |shift: u32| (word >> shift) & 0xFF < 100;
+        let (web, api) = (controlled(WEB_SHIFT), controlled(API_SHIFT));
+        if !web && !api {
+            return Decision::Allow;
+        }
+        if self.latch.load(Ordering::Relaxed) == IDLE {
+            self.trip_latch();
+        }
+        if api && word & REJECT_API != 0 {
+            self.reject(word, Route::Api)
+        } else if web && word & REJECT_WEB != 0 {
+            self.reject(word, Route::Web)
+        } else {
+            Decision::Allow
+        }
+    }
+
+    /// Counts a rejection of `route`, and rejects it unless in monitor mode.
+    #[inline]
+    fn reject(&self, word: u32, route: Route) -> Decision {
         self.count_rejection(route);
         if word & MONITOR == 0 {
             Decision::Reject(route)
@@ -429,6 +461,7 @@ impl LoadControl {
             Route::Excluded => false,
             Route::Web => word & REJECT_WEB != 0,
             Route::Api => word & REJECT_API != 0,
+            Route::Ambiguous => word & (REJECT_WEB | REJECT_API) != 0,
         }
     }
 
@@ -439,12 +472,13 @@ impl LoadControl {
         settings.web_threshold < 100 || settings.api_threshold < 100
     }
 
-    /// The threshold of a class, clamped to `0..=100`; `None` for [`Route::Excluded`].
+    /// The threshold of a class, clamped to `0..=100`; `None` for [`Route::Excluded`] and
+    /// [`Route::Ambiguous`] (which answers to both classes' thresholds).
     #[must_use]
     pub fn threshold(&self, route: Route) -> Option<u8> {
         let settings = self.settings();
         match route {
-            Route::Excluded => None,
+            Route::Excluded | Route::Ambiguous => None,
             Route::Web => Some(settings.web_threshold),
             Route::Api => Some(settings.api_threshold),
         }
@@ -470,11 +504,12 @@ impl LoadControl {
     }
 
     /// Requests of a class rejected so far — in monitor mode, that would have been
-    /// (wrapping at 2^32; `0` for excluded).
+    /// (wrapping at 2^32; `0` for excluded and ambiguous: an ambiguous request is counted
+    /// under the class that rejected it).
     #[must_use]
     pub fn rejected(&self, route: Route) -> u32 {
         match route {
-            Route::Excluded => 0,
+            Route::Excluded | Route::Ambiguous => 0,
             Route::Web => self.rejected_web.load(Ordering::Relaxed),
             Route::Api => self.rejected_api.load(Ordering::Relaxed),
         }

@@ -38,6 +38,7 @@ fn fess(path: &str, web: i32, api: i32, cpu: u8) -> Decision {
         Route::Excluded => return Decision::Allow,
         Route::Web => web,
         Route::Api => api,
+        Route::Ambiguous => unreachable!("{path} is a plain, canonical path"),
     };
     if threshold >= 100 || i32::from(cpu) < threshold {
         Decision::Allow

@@ -1,0 +1,260 @@
+//! Targets whose class depended on how `;params` end, on encodings, or on the request
+//! form: no spelling may move a request from a rejecting class to an admitted one, and
+//! only canonical targets are ever excluded.
+
+use load_core::{CpuPercent, Instant, LoadControl, Outcome, Route, classify};
+use proptest::prelude::*;
+
+/// Control with these thresholds, after one sample at 50 %: a class at threshold 0 is
+/// rejecting, one at 100 is not controlled.
+fn control(web: i32, api: i32) -> LoadControl {
+    let control = LoadControl::new(web, api);
+    control.record(Instant::ZERO, Outcome::Sample(CpuPercent::new(50)));
+    control
+}
+
+fn admitted(target: &str, web: i32, api: i32) -> bool {
+    control(web, api).check(target).is_allowed()
+}
+
+/// The targets of the report: served as one class by routers, classified as the other.
+const REPORTED: [&str; 5] = [
+    "/api;%2f%2e%2e/v1/documents?q=load",
+    "/;%2fapi/?q=load",
+    "/search/..;/admin",
+    "/search//../admin",
+    "/api/..;/search",
+];
+
+#[test]
+fn reported_targets_answer_to_both_thresholds() {
+    for target in REPORTED {
+        assert!(!admitted(target, 100, 0), "{target}: API rejecting");
+        assert!(!admitted(target, 0, 100), "{target}: web rejecting");
+        assert!(admitted(target, 100, 100), "{target}: nothing controlled");
+        assert_eq!(classify(target), Route::Ambiguous, "{target}");
+    }
+}
+
+#[test]
+fn absolute_form_is_classified_by_its_path() {
+    for (target, route) in [
+        ("http://host/api/v1/documents", Route::Api),
+        ("https://host:9200/api/v1/documents?q=x", Route::Api),
+        ("http://host/search?q=x", Route::Web),
+        ("http://host", Route::Web),
+        ("http://host?q=/api/x", Route::Web),
+        ("HTTP://user@host/admin/", Route::Excluded),
+        ("http://host/css/site.css", Route::Excluded),
+        ("http://host/admin/../api/x", Route::Ambiguous),
+        ("http://host\\@evil/api/x", Route::Ambiguous),
+        ("http:/api/x", Route::Ambiguous),
+        ("//host/api/x", Route::Ambiguous),
+    ] {
+        assert_eq!(classify(target), route, "{target}");
+    }
+    assert!(!admitted("http://host/api/v1/documents", 100, 0));
+    assert!(admitted("http://host/api/v1/documents", 0, 100));
+}
+
+#[test]
+fn never_exclude_markers_count_inside_params() {
+    for target in [
+        "/admin;%252f..%252fsearch",
+        "/admin;%",
+        "/admin;%2",
+        "/x.css;%25",
+        "/admin;%00",
+        "/admin;a\\b",
+        "/admin;%2f",
+        "/login;\u{1}",
+    ] {
+        assert_ne!(classify(target), Route::Excluded, "{target}");
+        assert!(!admitted(target, 0, 0), "{target}");
+    }
+}
+
+#[test]
+fn canonical_targets_keep_their_class() {
+    for (target, route) in [
+        ("/search?q=rust", Route::Web),
+        ("/search;jsessionid=ABC123?q=rust", Route::Web),
+        ("/api/v1/documents;jsessionid=1?q=x", Route::Api),
+        ("/admin/dashboard/", Route::Excluded),
+        ("/css/style.css", Route::Excluded),
+        ("/search/caf%C3%A9", Route::Web),
+        ("/images/a%20b.png", Route::Excluded),
+        ("/.well-known/x", Route::Web),
+        ("/api", Route::Web),
+        ("/api/", Route::Api),
+        ("/", Route::Web),
+    ] {
+        assert_eq!(classify(target), route, "{target}");
+    }
+}
+
+/// Pieces that routers read in different ways.
+const PIECES: [&str; 26] = [
+    "/", "/", "/", ".", "..", "%2e", "%2E", "%2f", "%5c", "%25", ";", ";x", "\\", "?", "#",
+    "admin", "api", "css", ".css", "search", "v1", "%61", "é", "%C3%A9", "login", "x.js",
+];
+
+/// Fess's rule on one reading of a path: segments as that reading splits them.
+fn fess(segments: &[String], trailing: bool) -> Route {
+    let Some(first) = segments.first() else {
+        return Route::Web;
+    };
+    if ["admin", "error", "login"].contains(&first.as_str()) {
+        return Route::Excluded;
+    }
+    let last = segments.last().expect("non-empty");
+    if !trailing
+        && load_core::STATIC_EXTENSIONS
+            .iter()
+            .any(|ext| last.ends_with(ext))
+    {
+        return Route::Excluded;
+    }
+    if first == "api" && (segments.len() > 1 || trailing) {
+        Route::Api
+    } else {
+        Route::Web
+    }
+}
+
+/// Resolves dot segments (RFC 3986 5.2.4) over already split segments.
+fn resolve(raw: &[String]) -> (Vec<String>, bool) {
+    let mut out: Vec<String> = Vec::new();
+    let mut trailing = false;
+    for segment in raw {
+        trailing = false;
+        match segment.as_str() {
+            "." | "" => trailing = true,
+            ".." => {
+                out.pop();
+                trailing = true;
+            }
+            _ => out.push(segment.clone()),
+        }
+    }
+    (out, trailing)
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(Ok(b)) = bytes
+                .get(i + 1..i + 3)
+                .map(|h| u8::from_str_radix(std::str::from_utf8(h).unwrap_or("zz"), 16))
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Plausible readings of a target's path: the raw path; the `url` crate's (WHATWG: `\`
+/// is `/`, `%2e` segments are dots); Tomcat's (`;params` dropped per segment, then
+/// decoded, then dot segments resolved); and a decode-first server (`%2f` is a `/`).
+fn readings(target: &str) -> Vec<Route> {
+    let path = target.split(['?', '#']).next().unwrap_or_default();
+    let split = |p: &str| -> Vec<String> {
+        p.strip_prefix('/')
+            .unwrap_or(p)
+            .split('/')
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut routes = Vec::new();
+    // Raw, with dot segments resolved as written.
+    let (segments, trailing) = resolve(&split(path));
+    routes.push(fess(&segments, trailing));
+    // The url crate.
+    if let Ok(url) = url::Url::parse(&format!(
+        "http://h{}",
+        if path.starts_with('/') {
+            path.to_owned()
+        } else {
+            format!("/{path}")
+        }
+    )) {
+        let (segments, trailing) = resolve(&split(url.path()));
+        routes.push(fess(&segments, trailing));
+    }
+    // Tomcat: parameters off, decode, resolve.
+    let tomcat: Vec<String> = split(path)
+        .iter()
+        .map(|s| percent_decode(s.split(';').next().unwrap_or_default()))
+        .collect();
+    let (segments, trailing) = resolve(&tomcat);
+    routes.push(fess(&segments, trailing));
+    // Decode first, then split.
+    let (segments, trailing) = resolve(&split(&percent_decode(path).replace('\\', "/")));
+    routes.push(fess(&segments, trailing));
+    routes
+}
+
+fn is_canonical(target: &str) -> bool {
+    let path = target.split(['?', '#']).next().unwrap_or_default();
+    let Some(rest) = path.strip_prefix('/') else {
+        return false;
+    };
+    let segments: Vec<&str> = rest.split('/').collect();
+    segments.iter().enumerate().all(|(i, segment)| {
+        let name = segment.split(';').next().unwrap_or_default();
+        let last = i + 1 == segments.len();
+        (!name.is_empty() || (last && !segment.contains(';')))
+            && !matches!(percent_decode(name).as_str(), "." | "..")
+            && !segment.contains('\\')
+            && !segment.bytes().any(|b| b.is_ascii_control())
+            && segment.split('%').skip(1).all(|escape| {
+                let hex = escape.get(..2).unwrap_or("zz");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => {
+                        !(b.is_ascii_alphanumeric()
+                            || b"-._~/\\%;".contains(&b)
+                            || b.is_ascii_control())
+                    }
+                    Err(_) => false,
+                }
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+    /// For random targets built from dangerous pieces: an excluded target is canonical, and
+    /// under every plausible reading, a class that is rejecting never gets the request
+    /// admitted.
+    #[test]
+    fn no_reading_escapes_a_rejecting_class(
+        pieces in prop::collection::vec(prop::sample::select(PIECES.to_vec()), 0..9),
+        absolute in prop::bool::weighted(0.1),
+    ) {
+        let path = format!("/{}", pieces.concat());
+        let target = if absolute { format!("http://host{path}") } else { path.clone() };
+        let route = classify(&target);
+        if route == Route::Excluded {
+            prop_assert!(is_canonical(&path), "{} excluded but not canonical", target);
+        }
+        for reading in readings(&path) {
+            let (web, api) = match reading {
+                Route::Excluded => continue,
+                Route::Web => (0, 100),
+                _ => (100, 0),
+            };
+            prop_assert!(
+                !control(web, api).check(&target).is_allowed(),
+                "{} read as {:?} but admitted (classified {:?})", target, reading, route
+            );
+        }
+    }
+}
