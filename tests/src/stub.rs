@@ -174,6 +174,7 @@ struct Shared {
     stopping: AtomicBool,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
+    connections: AtomicUsize,
 }
 
 /// The stub server. Dropping it stops it.
@@ -204,6 +205,7 @@ impl Stub {
             stopping: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
+            connections: AtomicUsize::new(0),
         });
         let acceptor_shared = Arc::clone(&shared);
         let acceptor = thread::spawn(move || {
@@ -212,6 +214,7 @@ impl Stub {
                     break;
                 }
                 let Ok(stream) = stream else { continue };
+                acceptor_shared.connections.fetch_add(1, Ordering::SeqCst);
                 let shared = Arc::clone(&acceptor_shared);
                 thread::spawn(move || serve(stream, &shared));
             }
@@ -261,6 +264,12 @@ impl Stub {
     #[must_use]
     pub fn max_in_flight(&self) -> usize {
         self.shared.max_in_flight.load(Ordering::SeqCst)
+    }
+
+    /// How many TCP connections were accepted.
+    #[must_use]
+    pub fn connections(&self) -> usize {
+        self.shared.connections.load(Ordering::SeqCst)
     }
 
     /// Waits until `n` requests were seen or `timeout` passed; returns whether they were.

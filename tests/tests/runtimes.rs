@@ -230,6 +230,47 @@ async fn slow_headers_and_stalled_bodies_end_at_the_timeout_one_at_a_time<R: Run
     }
 }
 
+/// A connection that stalls far beyond the timeout (headers and 10 bytes, then nothing for
+/// 30 s) must not be reused: the next poll opens a fresh connection and succeeds at once;
+/// healthy polls share one keep-alive connection; a failed status also drops its connection.
+async fn a_failed_poll_never_leaves_its_connection_for_reuse<R: Runtime>() {
+    let timeout = Duration::from_millis(300);
+    let stub = Stub::start(Reply::cpu(&[42]));
+    let mut source = source(&stub, timeout);
+    stub.push(Reply::cpu(&[50]).stalled(10, Duration::from_secs(30)));
+    let error = source.sample().await.expect_err("stalls");
+    assert_eq!(error.kind(), SourceErrorKind::Timeout, "{error}");
+    assert_eq!(stub.connections(), 1);
+    for poll in 0..5 {
+        let started = Instant::now();
+        let sample = source
+            .sample()
+            .await
+            .unwrap_or_else(|e| panic!("poll {poll} after the stall: {e}"));
+        assert_eq!(sample.cpu, Some(cpu(42)));
+        assert!(
+            started.elapsed() < timeout,
+            "poll {poll} took {:?}",
+            started.elapsed()
+        );
+    }
+    assert_eq!(
+        stub.connections(),
+        2,
+        "one fresh connection, then keep-alive"
+    );
+
+    stub.push(Reply::json(503, "busy"));
+    assert!(source.sample().await.is_err());
+    source.sample().await.expect("the poll after a 503");
+    source.sample().await.expect("and the next");
+    assert_eq!(
+        stub.connections(),
+        3,
+        "the failed exchange's connection was dropped"
+    );
+}
+
 async fn error_statuses_name_the_status_and_the_body<R: Runtime>() {
     for (fixture, status, detail) in [
         ("os-401", 401, "Unauthorized"),
@@ -520,6 +561,7 @@ load_tests::on_both_runtimes!(
     a_thousand_concurrent_first_requests_start_one_monitor,
     an_outage_fails_open_and_recovery_restores,
     slow_headers_and_stalled_bodies_end_at_the_timeout_one_at_a_time,
+    a_failed_poll_never_leaves_its_connection_for_reuse,
     error_statuses_name_the_status_and_the_body,
     oversize_nested_and_garbage_bodies_fail_cleanly,
     credentials_travel_in_a_header_only,

@@ -99,6 +99,9 @@ impl OpenSearchOptions {
 /// ```
 pub struct OpenSearchSource {
     client: surf::Client,
+    /// What `client` was built from: a failed exchange replaces the client (and with it the
+    /// connection pool) by a fresh one built from this.
+    config: surf::Config,
     stats_url: surf::Url,
     shown: String,
     authorization: Option<String>,
@@ -171,12 +174,9 @@ impl OpenSearchSource {
             let connector = async_native_tls::TlsConnector::new().add_root_certificate(certificate);
             config = config.set_tls_config(Some(Arc::new(connector)));
         }
-        let client: surf::Client = match config.try_into() {
-            Ok(client) => client,
-            Err(never) => match never {},
-        };
         Ok(OpenSearchSource {
-            client,
+            client: client(&config),
+            config,
             stats_url,
             shown,
             authorization,
@@ -230,6 +230,13 @@ impl OpenSearchSource {
         let stats =
             parse_node_stats_with(&body, Limits::new(self.max_body, Limits::DEFAULT.max_depth))?;
         Ok(CpuSample::cluster(&stats))
+    }
+}
+
+fn client(config: &surf::Config) -> surf::Client {
+    match config.clone().try_into() {
+        Ok(client) => client,
+        Err(never) => match never {},
     }
 }
 
@@ -288,16 +295,29 @@ fn percent_decode(text: &str) -> String {
 }
 
 impl CpuSource for OpenSearchSource {
+    /// One poll, bounded by the timeout.
+    ///
+    /// A healthy poll leaves its keep-alive connection for the next one. A poll that fails
+    /// in any way (timeout, I/O error, error status, unreadable body) drops its client and
+    /// with it every pooled connection: surf would otherwise give a timed-out or half-read
+    /// connection back to its pool, and the next poll would wait on a connection that a
+    /// frozen node never answers. The next poll after a failure always connects afresh.
     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
-        let fetch = std::pin::pin!(self.fetch());
-        let timer = async_io::Timer::after(self.timeout);
-        match select(fetch, timer).await {
-            Either::Left((outcome, _)) => outcome,
-            Either::Right(_) => Err(SourceError::new(
-                SourceErrorKind::Timeout,
-                &format!("no complete answer within {:?}", self.timeout),
-            )),
+        let outcome = {
+            let fetch = std::pin::pin!(self.fetch());
+            let timer = async_io::Timer::after(self.timeout);
+            match select(fetch, timer).await {
+                Either::Left((outcome, _)) => outcome,
+                Either::Right(_) => Err(SourceError::new(
+                    SourceErrorKind::Timeout,
+                    &format!("no complete answer within {:?}", self.timeout),
+                )),
+            }
+        };
+        if outcome.is_err() {
+            self.client = client(&self.config);
         }
+        outcome
     }
 }
 
