@@ -503,8 +503,11 @@ impl Url {
         {
             return Err(UrlError::InvalidCharacter);
         }
+        // Compared as bytes: the text may hold a multi-byte character where a prefix ends.
         let lower_starts = |prefix: &str| {
-            text.len() >= prefix.len() && text[..prefix.len()].eq_ignore_ascii_case(prefix)
+            text.as_bytes()
+                .get(..prefix.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
         };
         let rest = if lower_starts("http://") {
             &text[7..]
@@ -1121,6 +1124,11 @@ mod tests {
                 Err(UrlError::InvalidCharacter),
             ),
             ("http://a b", Err(UrlError::InvalidCharacter)),
+            // Found by the properties fuzzer: a multi-byte character where the scheme's
+            // prefix would end panicked on a non-boundary slice.
+            ("httpꌚ://h", Err(UrlError::UnsupportedScheme)),
+            ("é", Err(UrlError::UnsupportedScheme)),
+            ("https:/ꌚ", Err(UrlError::UnsupportedScheme)),
         ] {
             assert_eq!(Url::parse(text).map(|_| ()), expected, "{text}");
         }
