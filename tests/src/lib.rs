@@ -147,3 +147,30 @@ pub fn fixture_names() -> Vec<String> {
     names.sort();
     names
 }
+
+/// Responses captured from a real cluster (`tests/opensearch/cluster.sh capture`), committed
+/// in `tests/fixtures/opensearch`: `(file name without .json, body)`, sorted. Their names say
+/// the OpenSearch version and whether the request was filtered.
+///
+/// # Panics
+///
+/// When the directory cannot be read, or holds none.
+#[must_use]
+pub fn captured_fixtures() -> Vec<(String, Vec<u8>)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/opensearch");
+    let mut captures: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let name = path
+                .file_name()?
+                .to_str()?
+                .strip_suffix(".json")?
+                .to_owned();
+            Some((name, std::fs::read(&path).ok()?))
+        })
+        .collect();
+    assert!(!captures.is_empty(), "no captures in {}", dir.display());
+    captures.sort();
+    captures
+}

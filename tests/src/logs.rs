@@ -9,6 +9,8 @@ pub struct Record {
     pub level: log::Level,
     /// Its formatted message.
     pub message: String,
+    /// Its target (the module that logged it, unless it named another).
+    pub target: String,
 }
 
 struct Capture {
@@ -24,6 +26,7 @@ impl log::Log for Capture {
         let record = Record {
             level: record.level(),
             message: record.args().to_string(),
+            target: record.target().to_owned(),
         };
         self.records
             .lock()

@@ -63,3 +63,36 @@ fn partial_failure_is_a_success_that_records_the_failed_node() {
     assert_eq!(sample.cpu, CpuPercent::new(87));
     assert_eq!((sample.nodes, sample.failed), (2, 1));
 }
+
+/// Responses of a real cluster: every node measured, the header complete, and the filtered
+/// and the full response of one version agree on everything but the CPU (two moments).
+#[test]
+fn real_captures_read_as_their_cluster() {
+    let captures = load_tests::captured_fixtures();
+    for (name, body) in &captures {
+        let stats = parse_node_stats(body).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(stats.total, Some(stats.nodes), "{name}");
+        assert_eq!(stats.failed, Some(0), "{name}");
+        assert_eq!(stats.measured, stats.nodes, "{name}");
+        assert!(stats.nodes >= 3, "{name}: {stats:?}");
+        if let Some(version) = name.strip_suffix("-real-filtered") {
+            let full = captures
+                .iter()
+                .find(|(other, _)| *other == format!("{version}-real-full"))
+                .unwrap_or_else(|| panic!("{name} has no full capture beside it"));
+            let full = parse_node_stats(&full.1).expect("full capture");
+            assert_eq!(
+                (full.nodes, full.measured, full.total),
+                (stats.nodes, stats.measured, stats.total)
+            );
+            // The filtered body is a small fraction of the full one.
+            assert!(
+                body.len() * 5
+                    < captures
+                        .iter()
+                        .find(|(n, _)| *n == format!("{version}-real-full"))
+                        .map_or(0, |c| c.1.len())
+            );
+        }
+    }
+}

@@ -105,4 +105,10 @@ fn parsing_success_fixtures_never_allocates() {
         assert_eq!(n, 0, "{name} allocated");
         assert!(result.is_some_and(|r| r.is_ok()), "{name}");
     }
+    for (name, body) in load_tests::captured_fixtures() {
+        let mut result = None;
+        let n = allocations_during(|| result = Some(parse_node_stats(&body)));
+        assert_eq!(n, 0, "{name} allocated");
+        assert!(result.is_some_and(|r| r.is_ok()), "{name}");
+    }
 }

@@ -83,7 +83,10 @@ impl OpenSearchOptions {
 ///   [`OpenSearchOptions::ca_certificate`].
 /// - Basic auth from the URL's userinfo (`https://user:pass@host:9200`) or
 ///   [`OpenSearchOptions::credentials`]. The credentials are sent in a header only, and never
-///   appear in a log line, an error or `Debug` output.
+///   appear in this crate's log lines, errors or `Debug` output. **One exception outside
+///   this crate:** surf's HTTP/1 client (async-h1) logs every request it sends, headers and
+///   so the `Authorization` header included, at `TRACE` under the target `async_h1`. Keep
+///   that target below `TRACE` in your logger (with env_logger: `RUST_LOG=trace,async_h1=debug`).
 /// - One timeout around the whole exchange (surf's own stops at the headers).
 /// - A non-2xx status is an error naming the status and the first line of the body; a
 ///   `200` with failed nodes is a success whose sample records how many failed.

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Real OpenSearch for the tests, on 127.0.0.1, in the background:
+#   - a cluster of 3 nodes in one JVM (plain HTTP), steered by the tests;
+#   - one secured node (security plugin: TLS with a CA made here, basic auth).
+#
+#   tests/opensearch/cluster.sh start         build if needed, start both, wait, print the cluster URL
+#   tests/opensearch/cluster.sh url           the cluster's URL
+#   tests/opensearch/cluster.sh secure-url    the secured node's URL (https)
+#   tests/opensearch/cluster.sh stop          stop both (SIGTERM, then SIGKILL after 60 s)
+#   tests/opensearch/cluster.sh capture DIR   save the cluster's real responses as fixtures in DIR
+#
+# The first start downloads OpenSearch and its security plugin from Maven Central (about
+# 150 MB into ~/.m2); later starts are offline. State lives in $LOAD_CLUSTER_DIR (default:
+# target/opensearch at the root of the checkout), wiped at each start: cluster/ and secure/
+# (with certs/ca.pem and password). Needs Java 17, Maven and openssl.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+base="${LOAD_CLUSTER_DIR:-$root/target/opensearch}"
+cluster="$base/cluster"
+secure="$base/secure"
+nodes="${LOAD_CLUSTER_NODES:-3}"
+java_opts=(-XX:+UseSerialGC -Dlog4j2.formatMsgNoLookups=true)
+
+build() {
+  if ! (cd "$here" && mvn -B -q -o package >/dev/null 2>&1); then
+    echo "building the cluster runner (the first time downloads OpenSearch from Maven Central)" >&2
+    (cd "$here" && mvn -B -q package)
+  fi
+}
+
+running() { # DIR
+  [[ -f "$1/pid" ]] && kill -0 "$(cat "$1/pid")" 2>/dev/null
+}
+
+launch() { # DIR HEAP CLASSPATH ARGS...
+  local dir="$1" heap="$2" classpath="$3"
+  shift 3
+  nohup java "-Xms$heap" "-Xmx$heap" "${java_opts[@]}" -Djava.io.tmpdir="$dir" \
+    -Dsecurity.config="$here/target/security-plugin/config" -cp "$classpath" \
+    org.loadcontrol.cluster.Cluster "$dir" "$@" >"$dir/java.log" 2>&1 </dev/null &
+  echo $! >"$dir/pid"
+}
+
+await() { # DIR WHAT CHECK...
+  local dir="$1" what="$2" started=$SECONDS
+  shift 2
+  until "$@"; do
+    if ! running "$dir"; then
+      echo "the $what exited while starting; the end of $dir/java.log:" >&2
+      tail -n 40 "$dir/java.log" >&2
+      return 1
+    fi
+    if ((SECONDS - started > 300)); then
+      echo "the $what was not ready after 300 s; the end of $dir/java.log:" >&2
+      tail -n 40 "$dir/java.log" >&2
+      return 1
+    fi
+    sleep 1
+  done
+}
+
+certificates() { # DIR: a CA and a node certificate for 127.0.0.1 and localhost
+  local certs="$1/certs"
+  mkdir -p "$certs"
+  (
+    cd "$certs"
+    openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 30 -subj "/CN=load-control-test-ca" \
+      -keyout ca-key.pem -out ca.pem 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=node.load-control.test" \
+      -keyout node-key-rsa.pem -out node.csr 2>/dev/null
+    openssl pkcs8 -topk8 -nocrypt -in node-key-rsa.pem -out node-key.pem
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' >ext
+    openssl x509 -req -in node.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -sha256 \
+      -days 30 -extfile ext -out node.pem 2>/dev/null
+  )
+}
+
+secure_ready() {
+  [[ -f "$secure/url" ]] && curl -fsS -o /dev/null --cacert "$secure/certs/ca.pem" \
+    -u "loadcontrol:$(cat "$secure/password")" "$(cat "$secure/url")/_cluster/health" 2>/dev/null
+}
+
+start() {
+  if running "$cluster" || running "$secure"; then
+    echo "already running: $(cat "$cluster/url" 2>/dev/null || echo '(starting)')" >&2
+    exit 1
+  fi
+  build
+  rm -rf "$base"
+  mkdir -p "$cluster" "$secure"
+  local classpath security_jars=() jar name
+  classpath="$here/target/classes:$(cat "$here/target/classpath.txt")"
+  # The secured node: the plugin's jars that the runner's classpath lacks.
+  for jar in "$here"/target/security-plugin/*.jar; do
+    name="$(basename "$jar" | sed -E 's/-[0-9][^-]*(-[A-Za-z]+)?\.jar$//')"
+    if ! grep -qE "/$name-[0-9][^/:]*\.jar" "$here/target/classpath.txt"; then
+      security_jars+=("$jar")
+    fi
+  done
+  certificates "$secure"
+  openssl rand -hex 16 >"$secure/password"
+  chmod 600 "$secure/password" "$secure/certs/"*key*.pem
+
+  local started=$SECONDS
+  launch "$cluster" 1g "$classpath" "$nodes"
+  launch "$secure" 512m "$classpath:$(IFS=:; echo "${security_jars[*]}")" 1 --secure
+  if ! await "$cluster" "cluster" test -f "$cluster/url" ||
+    ! await "$secure" "secured node" secure_ready; then
+    stop
+    exit 1
+  fi
+  echo "ready in $((SECONDS - started)) s: cluster $(cat "$cluster/url"), secured node $(cat "$secure/url")" >&2
+  cat "$cluster/url"
+}
+
+halt() { # DIR
+  [[ -f "$1/pid" ]] || return 0
+  local pid
+  pid="$(cat "$1/pid")"
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -CONT "$pid" 2>/dev/null || true # a test may have frozen it
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 60); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$1/pid" "$1/url"
+}
+
+stop() {
+  halt "$cluster"
+  halt "$secure"
+}
+
+capture() {
+  local out="$1" url version
+  url="$(cat "$cluster/url")"
+  version="$(tr -d '\n' <"$cluster/version")"
+  mkdir -p "$out"
+  curl -fsS "$url/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent" \
+    >"$out/os-$version-real-filtered.json"
+  curl -fsS "$url/_nodes/stats/os" >"$out/os-$version-real-full.json"
+  echo "captured $out/os-$version-real-{filtered,full}.json" >&2
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  url) cat "$cluster/url" ;;
+  secure-url) cat "$secure/url" ;;
+  capture) capture "${2:?capture needs a directory}" ;;
+  *)
+    echo "usage: $0 start|stop|url|secure-url|capture DIR" >&2
+    exit 2
+    ;;
+esac

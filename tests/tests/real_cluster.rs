@@ -1,0 +1,754 @@
+//! Against a real OpenSearch cluster of 3 nodes on 127.0.0.1, started by
+//! `tests/opensearch/cluster.sh start`. Every test here is ignored by default (a machine
+//! without Java stays green); `.ci/run` starts the cluster and runs them with `--ignored`.
+//! Without `LOAD_OPENSEARCH_URL` they fail, they never pass silently.
+//!
+//! The tests steer the cluster (close nodes, stop it, freeze its JVM), so they take a lock
+//! and run one at a time, and each leaves the cluster with all its nodes.
+#![allow(clippy::extra_unused_type_parameters)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use futures::future::Either;
+use load_core::opensearch::{NODE_STATS_PATH, parse_node_stats};
+use load_core::rt::{LoadGuard, Runtime};
+use load_core::{
+    Config, CpuPercent, CpuSample, CpuSource, FixedSource, OpenSearchOptions, OpenSearchSource,
+    SourceError, Url,
+};
+use load_examples::app::App;
+use load_examples::server::{Serve, bind, start_app};
+use load_tests::logs;
+
+/// Runs each scenario on both runtimes as an ignored test.
+macro_rules! real_cluster_on_both_runtimes {
+    ($($name:ident),* $(,)?) => {
+        mod on_smol {
+            $(#[test]
+            #[ignore = "needs a real cluster: tests/opensearch/cluster.sh start; LOAD_OPENSEARCH_URL=$(tests/opensearch/cluster.sh url)"]
+            fn $name() {
+                let _serial = super::serial();
+                ::smol::block_on(super::$name::<::load_smol::Smol>());
+            })*
+        }
+        mod on_async_std {
+            $(#[test]
+            #[ignore = "needs a real cluster: tests/opensearch/cluster.sh start; LOAD_OPENSEARCH_URL=$(tests/opensearch/cluster.sh url)"]
+            fn $name() {
+                let _serial = super::serial();
+                ::async_std::task::block_on(super::$name::<::load_async_std::AsyncStd>());
+            })*
+        }
+    };
+}
+
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The running cluster, as `cluster.sh` describes it.
+struct Cluster {
+    url: String,
+    dir: PathBuf,
+}
+
+/// Where `cluster.sh` keeps its state: `$LOAD_CLUSTER_DIR`, or `target/opensearch`.
+fn state_dir() -> PathBuf {
+    std::env::var_os("LOAD_CLUSTER_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/opensearch"),
+        PathBuf::from,
+    )
+}
+
+fn cluster() -> Cluster {
+    let url = std::env::var("LOAD_OPENSEARCH_URL").unwrap_or_else(|_| {
+        panic!(
+            "LOAD_OPENSEARCH_URL is not set: start a cluster with tests/opensearch/cluster.sh \
+             start and export LOAD_OPENSEARCH_URL=$(tests/opensearch/cluster.sh url)"
+        )
+    });
+    let cluster = Cluster {
+        url: url.trim().trim_end_matches('/').to_owned(),
+        dir: state_dir().join("cluster"),
+    };
+    cluster.wait_for_nodes(3, Duration::from_secs(120));
+    cluster
+}
+
+impl Cluster {
+    fn source(&self, timeout: Duration) -> OpenSearchSource {
+        let url = Url::parse(&self.url).expect("cluster url");
+        OpenSearchSource::with_options(&url, OpenSearchOptions::new().timeout(timeout))
+            .expect("source")
+    }
+
+    /// `GET path` with a plain blocking client: status and body.
+    fn get(&self, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
+        use std::io::{Read, Write};
+        let authority = self.url.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(authority)?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+        )?;
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw)?;
+        let split = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .ok_or_else(|| std::io::Error::other("no head"))?;
+        let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| std::io::Error::other("no status"))?;
+        let mut body = raw[split + 4..].to_vec();
+        if head.contains("transfer-encoding: chunked") {
+            body = dechunk(&body);
+        }
+        Ok((status, body))
+    }
+
+    fn json(&self, path: &str) -> serde_json::Value {
+        let (status, body) = self.get(path).unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        assert_eq!(
+            status,
+            200,
+            "GET {path}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        serde_json::from_slice(&body).expect("JSON")
+    }
+
+    fn wait_for_nodes(&self, n: u64, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let nodes = self
+                .get("/_cluster/health")
+                .ok()
+                .filter(|(status, _)| *status == 200)
+                .and_then(|(_, body)| serde_json::from_slice::<serde_json::Value>(&body).ok())
+                .and_then(|health| health["number_of_nodes"].as_u64());
+            if nodes == Some(n) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the cluster at {} did not have {n} nodes within {timeout:?} (has {nodes:?})",
+                self.url
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    /// Carries out a command of the cluster runner (see `Cluster.java`) and waits for it.
+    fn command(&self, command: &str) {
+        self.send(command);
+        self.finish(command);
+    }
+
+    /// Hands a command to the cluster runner.
+    fn send(&self, command: &str) {
+        let _ = std::fs::remove_file(self.dir.join("done").join(command));
+        std::fs::write(self.dir.join("control").join(command), b"")
+            .unwrap_or_else(|e| panic!("cannot write the {command} command: {e}"));
+    }
+
+    /// Waits until the cluster runner has carried out `command`.
+    fn finish(&self, command: &str) {
+        let done = self.dir.join("done").join(command);
+        let deadline = Instant::now() + Duration::from_secs(180);
+        while !done.exists() {
+            assert!(Instant::now() < deadline, "{command} never finished");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = std::fs::remove_file(&done);
+    }
+
+    fn pid(&self) -> String {
+        std::fs::read_to_string(self.dir.join("pid"))
+            .expect("the cluster's pid file")
+            .trim()
+            .to_owned()
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([format!("-{signal}"), self.pid()])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill -{signal}");
+    }
+}
+
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(line_end) = body.windows(2).position(|w| w == b"\r\n") {
+        let size = std::str::from_utf8(&body[..line_end])
+            .ok()
+            .and_then(|s| usize::from_str_radix(s.split(';').next()?.trim(), 16).ok())
+            .unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        let start = line_end + 2;
+        out.extend_from_slice(&body[start..(start + size).min(body.len())]);
+        body = &body[(start + size + 2).min(body.len())..];
+    }
+    out
+}
+
+fn node_ids(stats: &serde_json::Value) -> Vec<String> {
+    let mut ids: Vec<String> = stats["nodes"]
+        .as_object()
+        .expect("nodes")
+        .keys()
+        .cloned()
+        .collect();
+    ids.sort();
+    ids
+}
+
+async fn eventually<R: Runtime>(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        load_core::Sleep::sleep(&R::default(), Duration::from_millis(20)).await;
+    }
+}
+
+// ---- 1. the source polls it -------------------------------------------------------------
+
+async fn the_source_reads_every_node<R: Runtime>() {
+    let cluster = cluster();
+    let sample = cluster
+        .source(Duration::from_secs(10))
+        .sample()
+        .await
+        .expect("a poll of the real cluster");
+    assert_eq!((sample.nodes, sample.failed), (3, 0), "{sample:?}");
+    let cpu = sample.cpu.expect("a cluster CPU").get();
+    assert!(cpu <= 100);
+
+    let unfiltered = cluster.json("/_nodes/stats/os");
+    let filtered = cluster.json(NODE_STATS_PATH);
+    assert_eq!(node_ids(&filtered), node_ids(&unfiltered));
+    assert_eq!(node_ids(&unfiltered).len(), 3);
+    println!("3 nodes answered, 0 failed, busiest node at {cpu} %");
+
+    // And through the guard, as a server uses it.
+    let mut config = Config::new();
+    config.web_threshold = 100 - 1;
+    config.monitor_interval = Duration::from_millis(200);
+    let guard = LoadGuard::<R, _>::with_source(&config, cluster.source(Duration::from_secs(10)));
+    let _ = guard.check("/search");
+    assert!(eventually::<R>(Duration::from_secs(10), || guard.stats().polls >= 2).await);
+    let stats = guard.stats();
+    assert_eq!(
+        (stats.nodes, stats.failed_nodes, stats.total_failures),
+        (3, 0, 0),
+        "{stats:?}"
+    );
+    guard.shutdown().await;
+}
+
+// ---- 2. the captured fixtures are this version's responses -----------------------------------
+
+fn fixture_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/opensearch")
+}
+
+#[test]
+#[ignore = "needs a real cluster: tests/opensearch/cluster.sh start; LOAD_OPENSEARCH_URL=$(tests/opensearch/cluster.sh url)"]
+fn the_committed_captures_are_this_versions_responses() {
+    let _serial = serial();
+    let cluster = cluster();
+    let version = cluster.json("/")["version"]["number"]
+        .as_str()
+        .expect("version")
+        .to_owned();
+    for (kind, path) in [("filtered", NODE_STATS_PATH), ("full", "/_nodes/stats/os")] {
+        let file = fixture_dir().join(format!("os-{version}-real-{kind}.json"));
+        let committed = std::fs::read(&file).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; capture it with tests/opensearch/cluster.sh capture tests/fixtures/opensearch",
+                file.display()
+            )
+        });
+        let (status, live) = cluster.get(path).expect("GET");
+        assert_eq!(status, 200);
+        let committed_stats = parse_node_stats(&committed).expect("the committed capture parses");
+        let live_stats = parse_node_stats(&live).expect("the live response parses");
+        assert_eq!(
+            (
+                committed_stats.nodes,
+                committed_stats.measured,
+                committed_stats.total
+            ),
+            (live_stats.nodes, live_stats.measured, live_stats.total),
+            "{kind}"
+        );
+        // The same shape: the same fields in every node's `os` object.
+        let shape = |body: &[u8]| -> Vec<Vec<String>> {
+            let value: serde_json::Value = serde_json::from_slice(body).expect("JSON");
+            let mut shapes: Vec<Vec<String>> = value["nodes"]
+                .as_object()
+                .expect("nodes")
+                .values()
+                .map(|node| {
+                    let mut keys: Vec<String> = node["os"]
+                        .as_object()
+                        .expect("os")
+                        .keys()
+                        .cloned()
+                        .collect();
+                    keys.sort();
+                    keys
+                })
+                .collect();
+            shapes.sort();
+            shapes
+        };
+        assert_eq!(shape(&committed), shape(&live), "{kind}");
+    }
+}
+
+// ---- 3. real CPU drives 429 -------------------------------------------------------------------
+
+/// At most 2 busy processes, each ended after at most 20 s by `timeout` even if the test dies.
+struct Burners(Vec<Child>);
+
+impl Burners {
+    fn start() -> Burners {
+        Burners(
+            (0..2)
+                .map(|_| {
+                    Command::new("timeout")
+                        .args(["20", "sh", "-c", "while :; do :; done"])
+                        .stdout(Stdio::null())
+                        .spawn()
+                        .expect("a CPU burner")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Burners {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            // `timeout` forwards the signal to its child.
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn status_of(addr: std::net::SocketAddr, target: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .expect("write");
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).expect("status line");
+    std::str::from_utf8(&head[9..12])
+        .expect("status")
+        .parse()
+        .expect("status")
+}
+
+fn first<F: FnMut() -> bool>(timeout: Duration, mut condition: F) -> Option<Duration> {
+    let started = Instant::now();
+    while started.elapsed() < timeout {
+        if condition() {
+            return Some(started.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+async fn real_cpu_drives_429<R: Serve>() {
+    let cluster = cluster();
+    let mut config = Config::new();
+    config.web_threshold = 50;
+    config.monitor_interval = Duration::from_secs(1);
+    let source = cluster.source(Duration::from_secs(10));
+    let local: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(5))));
+    let app = App::<R>::with_sources(config, Either::Left(source), local);
+    let server = start_app(
+        app,
+        bind("127.0.0.1:0".parse().expect("addr")).expect("bind"),
+    )
+    .expect("server");
+    let addr = server.addr();
+
+    // A quiet machine first (the cluster itself idles far below 50 %).
+    let quiet = first(Duration::from_secs(60), || {
+        status_of(addr, "/search?q=x") == 200
+    });
+    assert!(quiet.is_some(), "the cluster never read below 50 % CPU");
+
+    let burners = Burners::start();
+    let rise = first(Duration::from_secs(18), || {
+        status_of(addr, "/search?q=x") == 429
+    });
+    let admin = status_of(addr, "/admin/");
+    let api = status_of(addr, "/api/v1/documents?q=x");
+    drop(burners);
+    let rise = rise.expect("no 429 while two burners kept both cores busy");
+    assert_eq!(admin, 200, "/admin/ is excluded");
+    assert_eq!(api, 200, "API control is off (threshold 100)");
+    let fall = first(Duration::from_secs(30), || {
+        status_of(addr, "/search?q=x") == 200
+    })
+    .expect("still 429 30 s after the burners stopped");
+    println!(
+        "real CPU: first 429 {:.1} s after the burners started, first 200 {:.1} s after they stopped (interval 1 s)",
+        rise.as_secs_f64(),
+        fall.as_secs_f64()
+    );
+    // One interval, the node's 1 s OS refresh and its CPU window, one poll: well under 10 s.
+    assert!(rise < Duration::from_secs(10), "{rise:?}");
+    assert!(fall < Duration::from_secs(10), "{fall:?}");
+    server.stop().expect("clean stop");
+}
+
+// ---- 4. a node lost, the whole cluster stopped, started again --------------------------------
+
+async fn a_lost_node_an_outage_and_a_restart<R: Runtime>() {
+    let cluster = cluster();
+    logs::start();
+    let mut config = Config::new();
+    config.web_threshold = 99;
+    config.monitor_interval = Duration::from_millis(300);
+    let guard = LoadGuard::<R, _>::with_source(&config, cluster.source(Duration::from_secs(3)));
+    let _ = guard.check("/search");
+    assert!(eventually::<R>(Duration::from_secs(10), || guard.stats().nodes == 3).await);
+
+    cluster.command("stop-node-3");
+    let polls = guard.stats().polls;
+    assert!(
+        eventually::<R>(Duration::from_secs(30), || {
+            let stats = guard.stats();
+            stats.polls >= polls + 2 && stats.nodes == 2
+        })
+        .await,
+        "{:?}",
+        guard.stats()
+    );
+    assert_eq!(guard.failures().consecutive(), 0, "polls kept succeeding");
+    println!(
+        "one node closed: polls succeed with {} nodes",
+        guard.stats().nodes
+    );
+    cluster.command("start-node-3");
+    cluster.wait_for_nodes(3, Duration::from_secs(120));
+
+    logs::start();
+    cluster.command("stop-all");
+    let stopped = Instant::now();
+    assert!(
+        eventually::<R>(Duration::from_secs(30), || guard.failures().consecutive()
+            >= 5)
+        .await,
+        "{:?}",
+        guard.stats()
+    );
+    assert_eq!(guard.cpu().get(), 0, "fail-open reads 0 %");
+    assert!(guard.check("/search").is_allowed());
+    let failures: Vec<logs::Record> = logs::records()
+        .into_iter()
+        .filter(|r| {
+            r.message
+                .starts_with("Failed to get search engine CPU stats: ")
+        })
+        .collect();
+    let levels: Vec<log::Level> = failures.iter().map(|r| r.level).collect();
+    assert!(levels.len() >= 5, "{failures:#?}");
+    assert_eq!(&levels[..3], [log::Level::Warn; 3], "{failures:#?}");
+    assert!(
+        levels[3..].iter().all(|&l| l == log::Level::Debug),
+        "{failures:#?}"
+    );
+    println!(
+        "cluster stopped: {} failed polls in {:.1} s, WARN x3 then DEBUG; first: {}",
+        levels.len(),
+        stopped.elapsed().as_secs_f64(),
+        failures[0].message
+    );
+
+    cluster.send("start-all");
+    // From the moment the polled node answers HTTP again to the guard's first success.
+    assert!(
+        eventually::<R>(Duration::from_secs(120), || cluster
+            .get(NODE_STATS_PATH)
+            .is_ok_and(|(status, _)| status == 200))
+        .await,
+        "the cluster never answered again"
+    );
+    let answering = Instant::now();
+    assert!(
+        eventually::<R>(Duration::from_secs(30), || guard.failures().consecutive()
+            == 0)
+        .await,
+        "{:?}",
+        guard.stats()
+    );
+    let recovered = answering.elapsed();
+    println!(
+        "cluster started again: first successful poll {:.2} s after node 1 answered (interval 0.3 s)",
+        recovered.as_secs_f64()
+    );
+    assert!(
+        recovered < config.monitor_interval + Duration::from_secs(3),
+        "within one interval and a poll: {recovered:?}"
+    );
+    cluster.finish("start-all");
+    cluster.wait_for_nodes(3, Duration::from_secs(120));
+    guard.shutdown().await;
+}
+
+// ---- 5. a frozen cluster ------------------------------------------------------------------
+
+/// A source that records each poll: when it started, how long it took, whether it worked,
+/// and how many were in flight at once.
+struct Recorded<S> {
+    inner: S,
+    polls: Arc<Mutex<Vec<(Instant, Duration, bool)>>>,
+    in_flight: Arc<AtomicUsize>,
+    max_in_flight: Arc<AtomicUsize>,
+}
+
+impl<S: CpuSource + Send> CpuSource for Recorded<S> {
+    async fn sample(&mut self) -> Result<CpuSample, SourceError> {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        let started = Instant::now();
+        let outcome = self.inner.sample().await;
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.polls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((started, started.elapsed(), outcome.is_ok()));
+        outcome
+    }
+}
+
+async fn a_frozen_cluster_ends_each_poll_at_the_timeout_and_recovers<R: Runtime>() {
+    let cluster = cluster();
+    let timeout = Duration::from_secs(2);
+    let interval = Duration::from_secs(1);
+    let polls = Arc::new(Mutex::new(Vec::new()));
+    let max_in_flight = Arc::new(AtomicUsize::new(0));
+    let source = Recorded {
+        inner: cluster.source(timeout),
+        polls: Arc::clone(&polls),
+        in_flight: Arc::new(AtomicUsize::new(0)),
+        max_in_flight: Arc::clone(&max_in_flight),
+    };
+    let mut config = Config::new();
+    config.web_threshold = 99;
+    config.monitor_interval = interval;
+    let guard = LoadGuard::<R, _>::with_source(&config, source);
+    let _ = guard.check("/search");
+    assert!(eventually::<R>(Duration::from_secs(10), || guard.stats().polls >= 1).await);
+
+    cluster.signal("STOP");
+    let frozen = Instant::now();
+    load_core::Sleep::sleep(&R::default(), Duration::from_secs(15)).await;
+    cluster.signal("CONT");
+    let thawed = Instant::now();
+    assert!(
+        eventually::<R>(Duration::from_secs(20), || guard.failures().consecutive()
+            == 0)
+        .await,
+        "no successful poll within 20 s of SIGCONT"
+    );
+    let recovered = thawed.elapsed();
+    guard.shutdown().await;
+
+    let polls = polls
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    let during: Vec<&(Instant, Duration, bool)> = polls
+        .iter()
+        .filter(|(start, took, _)| *start >= frozen && *start + *took <= thawed)
+        .collect();
+    assert!(during.len() >= 3, "polls while frozen: {during:?}");
+    for (_, took, ok) in &during {
+        assert!(!ok, "a poll succeeded while the JVM was stopped");
+        assert!(
+            *took >= timeout && *took < timeout + Duration::from_millis(500),
+            "a poll of a frozen cluster ends at the outer timeout: {took:?}"
+        );
+    }
+    assert_eq!(
+        max_in_flight.load(Ordering::SeqCst),
+        1,
+        "one poll in flight at most"
+    );
+    println!(
+        "frozen 15 s: {} polls ended at the {timeout:?} timeout; first success {:.2} s after SIGCONT",
+        during.len(),
+        recovered.as_secs_f64()
+    );
+    assert!(
+        recovered <= interval + timeout + Duration::from_millis(500),
+        "recovered {recovered:?} after SIGCONT"
+    );
+    cluster.wait_for_nodes(3, Duration::from_secs(120));
+}
+
+// ---- 6. the secured node: TLS with a custom CA, basic auth ------------------------------
+
+/// The node `cluster.sh` started with the security plugin.
+struct Secure {
+    url: String,
+    ca: PathBuf,
+    password: String,
+}
+
+fn secure() -> Secure {
+    let dir = state_dir().join("secure");
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e}; tests/opensearch/cluster.sh start starts the secured node",
+                    dir.join(name).display()
+                )
+            })
+            .trim()
+            .to_owned()
+    };
+    Secure {
+        url: read("url"),
+        password: read("password"),
+        ca: dir.join("certs/ca.pem"),
+    }
+}
+
+async fn the_secured_node_takes_the_right_credentials_only<R: Runtime>() {
+    logs::start();
+    let secure = secure();
+    let url = Url::parse(&secure.url).expect("url");
+    let options = || {
+        OpenSearchOptions::new()
+            .timeout(Duration::from_secs(10))
+            .ca_certificate(&secure.ca)
+    };
+    let with = |user: &str, password: &str| {
+        OpenSearchSource::with_options(&url, options().credentials(user, password)).expect("source")
+    };
+
+    // Right credentials, the CA of the test certificates: a sample of the one node.
+    let sample = with("loadcontrol", &secure.password)
+        .sample()
+        .await
+        .expect("right credentials");
+    assert_eq!((sample.nodes, sample.failed), (1, 0));
+
+    // The same credentials as the URL's userinfo.
+    let userinfo = secure.url.replacen(
+        "https://",
+        &format!("https://loadcontrol:{}@", secure.password),
+        1,
+    );
+    let mut from_url =
+        OpenSearchSource::with_options(&Url::parse(&userinfo).expect("url"), options())
+            .expect("source");
+    assert_eq!(from_url.sample().await.expect("userinfo").nodes, 1);
+
+    // A wrong password: an error naming 401.
+    let error = with("loadcontrol", "not-the-password")
+        .sample()
+        .await
+        .expect_err("a wrong password");
+    assert_eq!(
+        error.kind(),
+        load_core::SourceErrorKind::Status(401),
+        "{error}"
+    );
+    assert!(error.to_string().contains("401"), "{error}");
+    let unauthorized = error.to_string();
+
+    // Without the custom CA the certificate is not trusted.
+    let error = OpenSearchSource::with_options(
+        &url,
+        OpenSearchOptions::new()
+            .timeout(Duration::from_secs(10))
+            .credentials("loadcontrol", &secure.password),
+    )
+    .expect("source")
+    .sample()
+    .await
+    .expect_err("an untrusted certificate");
+    assert_eq!(error.kind(), load_core::SourceErrorKind::Connect, "{error}");
+    println!(
+        "secured node: right credentials 1 node; wrong password: {unauthorized}; no CA: {error}"
+    );
+
+    // Polls through a guard, every log level on: the password never reaches a log line,
+    // neither as written nor as the header's base64.
+    let mut config = Config::new();
+    config.web_threshold = 99;
+    config.monitor_interval = Duration::from_millis(100);
+    let guard = LoadGuard::<R, _>::with_source(&config, with("loadcontrol", &secure.password));
+    let _ = guard.check("/search");
+    assert!(eventually::<R>(Duration::from_secs(10), || guard.stats().polls >= 3).await);
+    guard.shutdown().await;
+    let header = surf::http::auth::BasicAuth::new("loadcontrol", &secure.password)
+        .value()
+        .to_string();
+    let base64 = header.trim_start_matches("Basic ");
+    let records = logs::records();
+    assert!(!records.is_empty(), "the capture saw no log line at all");
+    // surf's HTTP/1 client (async-h1) logs every request it encodes, headers included, at
+    // TRACE under its own target: a logger must keep `async_h1` below TRACE (the
+    // OpenSearchSource docs say so). Every other line must be clean.
+    let (transport, ours): (Vec<&logs::Record>, Vec<&logs::Record>) = records
+        .iter()
+        .partition(|r| r.target.starts_with("async_h1") && r.level == log::Level::Trace);
+    assert!(
+        transport.iter().any(|r| r.message.contains(base64)),
+        "async-h1 no longer logs the header at TRACE: drop this exception"
+    );
+    for record in ours {
+        assert!(
+            !record.message.contains(&secure.password) && !record.message.contains(base64),
+            "a credential in a log line: {record:?}"
+        );
+    }
+}
+
+real_cluster_on_both_runtimes!(
+    the_source_reads_every_node,
+    real_cpu_drives_429,
+    a_lost_node_an_outage_and_a_restart,
+    a_frozen_cluster_ends_each_poll_at_the_timeout_and_recovers,
+    the_secured_node_takes_the_right_credentials_only,
+);
