@@ -330,20 +330,60 @@ impl Config {
                 };
             }
             keys::SEARCH_ENGINE_URL => {
+                // The error shows the address without its password, whatever it holds.
+                let url_error = |e| ConfigError {
+                    value: redacted_url(entry.value()),
+                    ..error(ConfigErrorKind::InvalidUrl(e))
+                };
                 if entry.value_overflow {
-                    return Err(error(ConfigErrorKind::InvalidUrl(UrlError::TooLong)));
+                    // Only the start was kept, perhaps without the `@` that ends a password:
+                    // show the scheme and nothing after it.
+                    let value = entry.value().trim();
+                    let scheme = value.find("://").map_or("", |i| &value[..i + 3]);
+                    let mut shown = heapless::String::<16>::new();
+                    let _ = shown.push_str(scheme.get(..12).unwrap_or(scheme));
+                    let _ = shown.push('…');
+                    return Err(ConfigError {
+                        value: Snippet::new(&shown),
+                        ..error(ConfigErrorKind::InvalidUrl(UrlError::TooLong))
+                    });
                 }
                 let value = entry.value().trim();
                 self.search_engine_url = if value.is_empty() {
                     None
                 } else {
-                    Some(Url::parse(value).map_err(|e| error(ConfigErrorKind::InvalidUrl(e)))?)
+                    Some(Url::parse(value).map_err(url_error)?)
                 };
             }
             _ => {}
         }
         Ok(())
     }
+}
+
+/// A cluster address for an error message: everything between the scheme and the last `@`
+/// (a password may hold an unescaped `/`, `?` or `#`) replaced by the user and `:***`.
+fn redacted_url(text: &str) -> Snippet {
+    let text = text.trim();
+    let Some(start) = text.find("://").map(|i| i + 3) else {
+        return Snippet::new(text);
+    };
+    let Some(at) = text[start..].rfind('@') else {
+        return Snippet::new(text);
+    };
+    let user = text[start..start + at]
+        .split([':', '/', '?', '#'])
+        .next()
+        .unwrap_or_default();
+    let mut shown = heapless::String::<{ Snippet::<48>::CAPACITY + 8 }>::new();
+    for piece in [&text[..start], user, ":***@", &text[start + at + 1..]] {
+        for c in piece.chars() {
+            if shown.push(c).is_err() {
+                return Snippet::new(&shown);
+            }
+        }
+    }
+    Snippet::new(&shown)
 }
 
 impl Default for Config {
@@ -1104,6 +1144,29 @@ mod tests {
             assert_eq!(error.kind, kind, "{text}");
             assert!(error.to_string().contains(message), "{error}");
         }
+    }
+
+    #[test]
+    fn a_refused_url_never_shows_its_password() {
+        for url in [
+            "http://admin:Zq/Xw@host:9200",
+            "http://admin:Zq#Xw@host:9200",
+            "http://admin:Zq?Xw@host:9200",
+            "ftp://admin:Zq Xw@host",
+            "http://admin:Zq:Xw@host:99999",
+        ] {
+            let text = std::format!("search_engine.http.url = {url}\n");
+            let error = Config::from_properties(&text).unwrap_err();
+            let shown = std::format!("{error} {error:?} {}", error.value);
+            assert!(
+                !shown.contains("Zq") && !shown.contains("Xw"),
+                "{url}: {shown}"
+            );
+            assert!(shown.contains("admin:***@host"), "{url}: {shown}");
+        }
+        let long = std::format!("search_engine.http.url=http://u:{}@h\n", "Zq".repeat(300));
+        let shown = std::format!("{}", Config::from_properties(&long).unwrap_err());
+        assert!(!shown.contains("Zq"), "{shown}");
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub struct Snippet<const N: usize = 48> {
 }
 
 impl<const N: usize> Snippet<N> {
+    /// The most bytes a snippet keeps.
+    pub const CAPACITY: usize = N;
+
     /// No text.
     pub const EMPTY: Snippet<N> = Snippet {
         bytes: [0; N],
