@@ -4,8 +4,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::future::Either;
-use http_types::{Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+use hyper::{Request, Response, StatusCode};
 use load_smol::monitor::Stop;
 use load_smol::rt::{Adaptive, LoadGuard, Runtime};
 use load_smol::{
@@ -157,86 +160,73 @@ impl<R: Runtime> App<R> {
     }
 
     /// Answers one request: load control first, then the route.
-    pub fn handle(&self, request: &Request) -> Response {
-        let url = request.url();
+    ///
+    /// Load control sees the request target as received (path, `;params` and query; an
+    /// absolute-form target's path), before anything has normalised it; the router reads
+    /// the same path (see [`segments`]).
+    pub fn handle<B>(&self, request: &Request<B>) -> Response<Full<Bytes>> {
+        let uri = request.uri();
+        let path = uri.path();
+        let query = uri.query().unwrap_or_default();
         // Monitoring must keep working under overload: it is served before load control.
-        if url.path() == "/metrics" {
-            return self.route(request);
+        if path == "/metrics" {
+            return self.route(path, query);
         }
-        // The URL parser has already resolved dot segments; classification handles the
-        // rest (`;params`, escapes), so the guard and the router see the same path.
-        match self.guard.check(url.path()) {
-            Decision::Allow => self.route(request),
+        let target = uri.path_and_query().map_or("/", |target| target.as_str());
+        match self.guard.check(target) {
+            Decision::Allow => self.route(path, query),
             Decision::Reject(route) => self.busy(route),
         }
     }
 
-    fn busy(&self, route: Route) -> Response {
+    fn busy(&self, route: Route) -> Response<Full<Bytes>> {
         let busy = self.guard.busy_response(route);
-        let mut response = Response::new(StatusCode::TooManyRequests);
+        let mut response = respond(
+            StatusCode::TOO_MANY_REQUESTS,
+            busy.content_type(),
+            Bytes::copy_from_slice(busy.body()),
+        );
         for (name, value) in busy.headers() {
-            response.insert_header(name, value);
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                response.headers_mut().insert(name, value);
+            }
         }
-        response.set_body(busy.body());
-        // `set_body` sets a content type of its own: put the exact one back.
-        response.insert_header("Content-Type", busy.content_type());
         response
     }
 
-    fn route(&self, request: &Request) -> Response {
-        let url = request.url();
-        // Segments as load control classified them: `;params` dropped, escapes of
-        // unreserved characters decoded.
-        let decoded: Vec<String> = url
-            .path_segments()
-            .map(|segments| {
-                segments
-                    .map(|s| s.split(';').next().unwrap_or_default())
-                    .filter(|s| !s.is_empty())
-                    .map(|s| {
-                        String::from_utf8_lossy(
-                            &load_smol::decode_unreserved(s.as_bytes()).collect::<Vec<u8>>(),
-                        )
-                        .into_owned()
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+    fn route(&self, path: &str, query: &str) -> Response<Full<Bytes>> {
+        let decoded = segments(path);
         let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
-        let query = url
-            .query_pairs()
+        let query = form_urlencoded::parse(query.as_bytes())
             .find(|(key, _)| key == "q")
             .map(|(_, value)| value.into_owned())
             .unwrap_or_default();
         match segments.as_slice() {
-            [] | ["search"] => html(StatusCode::Ok, &search_page(&query)),
-            ["api", "v1", "documents"] => json_response(StatusCode::Ok, &documents(&query)),
+            [] | ["search"] => html(StatusCode::OK, &search_page(&query)),
+            ["api", "v1", "documents"] => json_response(StatusCode::OK, &documents(&query)),
             ["api", ..] => json_response(
-                StatusCode::NotFound,
+                StatusCode::NOT_FOUND,
                 &json!({"response": {"status": 1, "message": "Not found."}}),
             ),
-            ["admin", "stats"] => json_response(StatusCode::Ok, &self.stats()),
-            ["metrics"] => {
-                let mut response = Response::new(StatusCode::Ok);
-                response.set_body(self.metrics());
-                response.insert_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-                response
-            }
-            ["admin", ..] => html(StatusCode::Ok, &page("Administration", "<p>Dashboard.</p>")),
-            ["login", ..] => html(StatusCode::Ok, &page("Login", LOGIN_FORM)),
+            ["admin", "stats"] => json_response(StatusCode::OK, &self.stats()),
+            ["metrics"] => respond(
+                StatusCode::OK,
+                "text/plain; version=0.0.4; charset=utf-8",
+                self.metrics().into(),
+            ),
+            ["admin", ..] => html(StatusCode::OK, &page("Administration", "<p>Dashboard.</p>")),
+            ["login", ..] => html(StatusCode::OK, &page("Login", LOGIN_FORM)),
             ["error", ..] => html(
-                StatusCode::Ok,
+                StatusCode::OK,
                 &page("Error", "<p>Something went wrong.</p>"),
             ),
             [.., last] => match static_file(last) {
-                Some((content_type, body)) => {
-                    let mut response = Response::new(StatusCode::Ok);
-                    response.set_body(body);
-                    response.insert_header("Content-Type", content_type);
-                    response
-                }
+                Some((content_type, body)) => respond(StatusCode::OK, content_type, body.into()),
                 None => html(
-                    StatusCode::NotFound,
+                    StatusCode::NOT_FOUND,
                     &page("Not found", "<p>No such page.</p>"),
                 ),
             },
@@ -304,18 +294,73 @@ impl<R: Runtime> App<R> {
     }
 }
 
-fn html(status: StatusCode, body: &str) -> Response {
-    let mut response = Response::new(status);
-    response.set_body(body);
-    response.insert_header("Content-Type", "text/html;charset=UTF-8");
+fn respond(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }
 
-fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
-    let mut response = Response::new(status);
-    response.set_body(value.to_string());
-    response.insert_header("Content-Type", "application/json;charset=UTF-8");
-    response
+fn html(status: StatusCode, body: &str) -> Response<Full<Bytes>> {
+    respond(
+        status,
+        "text/html;charset=UTF-8",
+        Bytes::copy_from_slice(body.as_bytes()),
+    )
+}
+
+fn json_response(status: StatusCode, value: &serde_json::Value) -> Response<Full<Bytes>> {
+    respond(
+        status,
+        "application/json;charset=UTF-8",
+        value.to_string().into(),
+    )
+}
+
+/// The path's segments as the router reads them: split at `/`, `;params` dropped,
+/// percent-escapes decoded, empty and `.` segments skipped, `..` resolved. Load control
+/// classifies the raw target: where this reading and another router's could differ, the
+/// target is ambiguous and answers to both thresholds.
+#[must_use]
+pub fn segments(path: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in path.split('/') {
+        let name = raw.split(';').next().unwrap_or_default();
+        let decoded = percent_decode(name);
+        match decoded.as_str() {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            _ => out.push(decoded),
+        }
+    }
+    out
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        match escaped {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Escapes text for HTML.
@@ -397,7 +442,7 @@ const PNG: &[u8] = &[
 ];
 
 /// The content type and body of a static resource, by its file name.
-fn static_file(name: &str) -> Option<(&'static str, Vec<u8>)> {
+fn static_file(name: &str) -> Option<(&'static str, &'static [u8])> {
     let extension = name.rsplit_once('.')?.1;
     let (content_type, body): (&str, &[u8]) = match extension {
         "css" => (
@@ -422,5 +467,5 @@ fn static_file(name: &str) -> Option<(&'static str, Vec<u8>)> {
         "eot" => ("application/vnd.ms-fontobject", &[0; 4]),
         _ => return None,
     };
-    Some((content_type, body.to_vec()))
+    Some((content_type, body))
 }

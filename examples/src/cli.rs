@@ -4,6 +4,7 @@
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use load_smol::{Config, Url, UrlError};
 
@@ -52,6 +53,12 @@ pub struct Options {
     pub opensearch: Option<Url>,
     /// `$SEARCH_ENGINE_HTTP_URL`, used when neither the file nor `--opensearch` gives one.
     pub env_url: Option<String>,
+    /// `--max-connections`: connections served at once (default: below the open-files
+    /// limit, see [`crate::http::Limits::for_open_files`]).
+    pub max_connections: Option<usize>,
+    /// `--idle-timeout` in seconds: how long a connection may wait for a request's head
+    /// (default 60).
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Default for Options {
@@ -62,6 +69,8 @@ impl Default for Options {
             runtime: RuntimeKind::Smol,
             opensearch: None,
             env_url: None,
+            max_connections: None,
+            idle_timeout: None,
         }
     }
 }
@@ -90,7 +99,7 @@ impl std::error::Error for CliError {}
 
 /// The usage text.
 pub const USAGE: &str = "usage: search-server [--config PATH] [--listen ADDR] \
-[--runtime smol|async-std] [--opensearch URL]";
+[--runtime smol|async-std] [--opensearch URL] [--max-connections N] [--idle-timeout SECONDS]";
 
 /// Parses the arguments after the program name. `--flag value` and `--flag=value` both work.
 ///
@@ -118,7 +127,12 @@ where
         };
         if !matches!(
             flag.as_str(),
-            "--config" | "--listen" | "--runtime" | "--opensearch"
+            "--config"
+                | "--listen"
+                | "--runtime"
+                | "--opensearch"
+                | "--max-connections"
+                | "--idle-timeout"
         ) {
             return Err(CliError::Usage(format!(
                 "unknown argument '{arg}' ({USAGE})"
@@ -148,6 +162,31 @@ where
                     }
                 };
             }
+            "--max-connections" => {
+                options.max_connections = Some(
+                    value
+                        .parse()
+                        .ok()
+                        .filter(|&n: &usize| n > 0)
+                        .ok_or_else(|| {
+                            CliError::Usage(format!(
+                                "--max-connections '{value}' is not a number of connections above 0"
+                            ))
+                        })?,
+                );
+            }
+            "--idle-timeout" => {
+                let seconds = value
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|s| (1..=86_400).contains(s))
+                    .ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "--idle-timeout '{value}' is not a number of seconds in 1..=86400"
+                        ))
+                    })?;
+                options.idle_timeout = Some(Duration::from_secs(seconds));
+            }
             _ => {
                 options.opensearch = Some(Url::parse(&value).map_err(|e: UrlError| {
                     CliError::Usage(format!("--opensearch '{}': {e}", redact(&value)))
@@ -163,13 +202,15 @@ fn redact(text: &str) -> String {
     let Some(scheme_end) = text.find("://").map(|i| i + 3) else {
         return text.to_owned();
     };
-    let authority_end = text[scheme_end..]
-        .find(['/', '?', '#'])
-        .map_or(text.len(), |i| scheme_end + i);
-    match text[scheme_end..authority_end].rfind('@') {
+    // The last `@` anywhere after the scheme: a password may hold `/`, `?` or `#` unescaped,
+    // and then no parser finds the authority's end where the user meant it.
+    match text[scheme_end..].rfind('@') {
         Some(at) => {
             let userinfo = &text[scheme_end..scheme_end + at];
-            let user = userinfo.split(':').next().unwrap_or_default();
+            let user = userinfo
+                .split([':', '/', '?', '#'])
+                .next()
+                .unwrap_or_default();
             format!(
                 "{}{user}:***@{}",
                 &text[..scheme_end],

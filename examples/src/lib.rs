@@ -1,12 +1,13 @@
 //! The demo search server: Fess-style load control embedded in an HTTP/1.1 server
-//! (async-h1 + http-types) on smol or async-std.
+//! (hyper 1) on smol or async-std.
 //!
 //! The binary `search-server` is a thin `main` over this library; the end-to-end tests run
 //! the same code in-process. What to copy into your own server is in [`app::App::handle`]:
-//! one `guard.check(path)` before routing, and the prebuilt busy response on rejection.
+//! one `guard.check(target)` before routing, and the prebuilt busy response on rejection.
 #![forbid(unsafe_code)]
 
 pub mod app;
 pub mod cli;
+pub mod http;
 pub mod metrics;
 pub mod server;

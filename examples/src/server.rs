@@ -1,13 +1,13 @@
-//! Serving: bind, accept, hand each connection to async-h1, stop cleanly. The only part
-//! that differs between runtimes is here, in [`Serve`].
+//! Serving: bind, accept, hand each connection to hyper, stop cleanly. The only part that
+//! differs between runtimes is here, in [`Serve`]; the HTTP edge itself is [`crate::http`].
 
 use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use futures::future::{Either, select};
 use load_async_std::AsyncStd;
 use load_smol::Smol;
 use load_smol::monitor::Stop;
@@ -15,33 +15,25 @@ use load_smol::rt::Runtime;
 
 use crate::app::App;
 use crate::cli::{CliError, Options, RuntimeKind, load_config};
+use crate::http::{self, Handler, Limits};
 
 /// A runtime that can run the server: block on a future, and accept connections.
 pub trait Serve: Runtime {
     /// Runs `future` to completion on this thread.
     fn block_on<F: Future>(future: F) -> F::Output;
 
-    /// Accepts connections on `listener` and serves them with `app` until `stop`.
+    /// Accepts connections on `listener` and serves them with `app` within `limits` until
+    /// `stop`. Accept errors never end it.
     fn accept_loop(
         app: Arc<App<Self>>,
         listener: TcpListener,
+        limits: Limits,
         stop: Arc<Stop>,
     ) -> impl Future<Output = io::Result<()>> + Send;
 }
 
-/// Answers every request on one connection (keep-alive included).
-async fn connection<R: Runtime, S>(app: Arc<App<R>>, stream: S)
-where
-    S: futures::io::AsyncRead + futures::io::AsyncWrite + Clone + Send + Sync + Unpin + 'static,
-{
-    let served = async_h1::accept(stream, |request| {
-        let app = Arc::clone(&app);
-        async move { Ok(app.handle(&request)) }
-    })
-    .await;
-    if let Err(error) = served {
-        log::debug!("connection ended: {error}");
-    }
+fn handler<R: Runtime>(app: Arc<App<R>>) -> Arc<Handler> {
+    Arc::new(move |request| app.handle(&request))
 }
 
 impl Serve for Smol {
@@ -52,23 +44,30 @@ impl Serve for Smol {
     async fn accept_loop(
         app: Arc<App<Self>>,
         listener: TcpListener,
+        limits: Limits,
         stop: Arc<Stop>,
     ) -> io::Result<()> {
         let listener = ::smol::net::TcpListener::try_from(listener)?;
-        let accept = async {
-            loop {
+        let accept = move || {
+            let listener = listener.clone();
+            async move {
                 let (stream, _) = listener.accept().await?;
-                // async-h1 writes the head and the body separately: without this, Nagle's
-                // algorithm and delayed ACKs add ~40 ms to every response.
+                // Small responses leave at once, not after a delayed ACK.
                 let _ = stream.set_nodelay(true);
-                ::smol::spawn(connection(Arc::clone(&app), stream)).detach();
+                Ok(stream)
             }
         };
-        futures::pin_mut!(accept);
-        match select(accept, std::pin::pin!(stop.wait())).await {
-            Either::Left((result, _)) => result,
-            Either::Right(_) => Ok(()),
-        }
+        let serve = http::accept_loop(
+            accept,
+            limits,
+            handler(app),
+            |connection| ::smol::spawn(connection).detach(),
+            |pause: Duration| async move {
+                ::smol::Timer::after(pause).await;
+            },
+        );
+        http::until(serve, stop.wait()).await;
+        Ok(())
     }
 }
 
@@ -80,22 +79,28 @@ impl Serve for AsyncStd {
     async fn accept_loop(
         app: Arc<App<Self>>,
         listener: TcpListener,
+        limits: Limits,
         stop: Arc<Stop>,
     ) -> io::Result<()> {
-        let listener = ::async_std::net::TcpListener::from(listener);
-        let accept = async {
-            loop {
+        let listener = Arc::new(::async_std::net::TcpListener::from(listener));
+        let accept = move || {
+            let listener = Arc::clone(&listener);
+            async move {
                 let (stream, _) = listener.accept().await?;
                 // See the smol loop: no Nagle delay on responses.
                 let _ = stream.set_nodelay(true);
-                ::async_std::task::spawn(connection(Arc::clone(&app), stream));
+                Ok(stream)
             }
         };
-        futures::pin_mut!(accept);
-        match select(accept, std::pin::pin!(stop.wait())).await {
-            Either::Left((result, _)) => result,
-            Either::Right(_) => Ok(()),
-        }
+        let serve = http::accept_loop(
+            accept,
+            limits,
+            handler(app),
+            |connection| drop(::async_std::task::spawn(connection)),
+            ::async_std::task::sleep,
+        );
+        http::until(serve, stop.wait()).await;
+        Ok(())
     }
 }
 
@@ -131,7 +136,8 @@ impl RunningServer {
         (self.reload)(config);
     }
 
-    /// Whether it stopped by itself (an accept error).
+    /// Whether its thread has ended (after [`RunningServer::stop`]; accept errors never end
+    /// it).
     #[must_use]
     pub fn has_stopped(&self) -> bool {
         self.thread.as_ref().is_none_or(JoinHandle::is_finished)
@@ -186,6 +192,25 @@ pub fn start_app<R: Serve>(
     app: Arc<App<R>>,
     listener: TcpListener,
 ) -> Result<RunningServer, CliError> {
+    start_app_with(app, listener, default_limits())
+}
+
+/// The limits for this process: the connection limit below its open-files limit.
+#[must_use]
+pub fn default_limits() -> Limits {
+    Limits::for_open_files(http::open_files_limit().unwrap_or(1024))
+}
+
+/// [`start_app`] with explicit [`Limits`].
+///
+/// # Errors
+///
+/// As [`start_app`].
+pub fn start_app_with<R: Serve>(
+    app: Arc<App<R>>,
+    listener: TcpListener,
+    limits: Limits,
+) -> Result<RunningServer, CliError> {
     let addr = listener
         .local_addr()
         .map_err(|e| CliError::Setup(format!("cannot read the listening address: {e}")))?;
@@ -199,7 +224,7 @@ pub fn start_app<R: Serve>(
             R::block_on(async move {
                 let crawler = Arc::clone(&app);
                 R::default().spawn(async move { crawler.crawl().await });
-                let result = R::accept_loop(Arc::clone(&app), listener, thread_stop).await;
+                let result = R::accept_loop(Arc::clone(&app), listener, limits, thread_stop).await;
                 app.shutdown().await;
                 result
             })
@@ -222,13 +247,32 @@ pub fn start(options: &Options) -> Result<RunningServer, CliError> {
     let config = load_config(options)?;
     let listener = bind(options.listen)?;
     describe(&config, options.runtime);
+    let open_files = http::open_files_limit();
+    let mut limits = Limits::for_open_files(open_files.unwrap_or(1024));
+    if let Some(max) = options.max_connections {
+        limits.max_connections = max;
+    }
+    if let Some(idle) = options.idle_timeout {
+        limits.idle_timeout = idle;
+    }
+    log::info!(
+        "Serving at most {} connections at once (open files limit: {}); a connection idle for \
+         {:?} is closed, and one is closed after {} requests",
+        limits.max_connections,
+        open_files.map_or_else(|| "unknown".to_owned(), |n| n.to_string()),
+        limits.idle_timeout,
+        limits.max_requests_per_connection
+    );
     match options.runtime {
-        RuntimeKind::Smol => {
-            start_app(App::<Smol>::new(config).map_err(CliError::Setup)?, listener)
-        }
-        RuntimeKind::AsyncStd => start_app(
+        RuntimeKind::Smol => start_app_with(
+            App::<Smol>::new(config).map_err(CliError::Setup)?,
+            listener,
+            limits,
+        ),
+        RuntimeKind::AsyncStd => start_app_with(
             App::<AsyncStd>::new(config).map_err(CliError::Setup)?,
             listener,
+            limits,
         ),
     }
 }

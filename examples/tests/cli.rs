@@ -88,6 +88,27 @@ fn bad_configuration_exits_with_one_clear_line() {
         "--listen 'nowhere' is not an address",
     );
     fails_with(&["--bogus"], None, "unknown argument '--bogus'");
+    fails_with(&["--max-connections", "0"], None, "--max-connections '0'");
+    fails_with(&["--idle-timeout", "never"], None, "--idle-timeout 'never'");
+
+    // A password with an unescaped `/`, `#` or `?` is never echoed, wherever the URL came from.
+    for password in ["Zq/Xw", "Zq#Xw", "Zq?Xw", "Zq:Xw/x?y#z"] {
+        let url = format!("http://admin:{password}@search.example:9200");
+        let from_flag = run(&["--opensearch", &url], None);
+        let from_env = run(&[], Some(&url));
+        let file = temp_file("url.properties", &format!("search_engine.http.url={url}\n"));
+        let from_file = run(&["--config", file.to_str().expect("utf-8 path")], None);
+        let _ = std::fs::remove_file(file);
+        for output in [from_flag, from_env, from_file] {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(!output.status.success(), "{url}: {stderr}");
+            assert!(stderr.contains("admin:***@"), "{url}: {stderr}");
+            assert!(
+                !stderr.contains("Zq") && !stderr.contains("Xw"),
+                "{url}: {stderr}"
+            );
+        }
+    }
 
     let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = taken.local_addr().expect("addr").to_string();
