@@ -2,7 +2,7 @@
 # End-to-end load test of search-server (not run in CI): throughput cost, shedding cost,
 # reaction time, poll cost. Loopback only, bounded (about two minutes), stops by itself.
 #
-#   bash bench/e2e.sh [ROUND_SECONDS]
+#   bash bench/e2e.sh [ROUND_SECONDS [BASELINE_SEARCH_SERVER_BINARY]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +19,6 @@ out="bench/results/e2e-$(date -u +%Y%m%dT%H%M%SZ).md"
 {
   echo "# End-to-end run, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores"
   echo
-  ./target/release/e2e ./target/release/search-server "${1:-5}"
+  ./target/release/e2e ./target/release/search-server "${1:-5}" ${2:+"$2"}
 } | tee "$out"
 echo "saved to $out" >&2

@@ -7,8 +7,11 @@
 //! few seconds each, loopback only; it stops by itself.
 //!
 //! ```text
-//! e2e SEARCH_SERVER_BINARY [ROUND_SECONDS]
+//! e2e SEARCH_SERVER_BINARY [ROUND_SECONDS [BASELINE_BINARY]]
 //! ```
+//!
+//! With a baseline binary (another build of `search-server`, such as the previous
+//! release), it first compares the two with load control disabled, in alternating rounds.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -151,8 +154,37 @@ fn reaction(server: &Server, stub: &Stub, reply: Reply, want: u16) -> Option<Dur
 /// Reaction-time trials; each switch lands at a random phase of the 1 s interval.
 const TRIALS: usize = 11;
 
-fn run(binary: &str, round: u64) -> Result<(), String> {
+/// Throughput of `baseline` and `binary` with load control disabled, alternating rounds.
+fn compare(baseline: &str, binary: &str, stub: &Stub, round: u64) -> Result<(), String> {
+    let old = start_server(baseline, stub, 100, 100)?;
+    let new = start_server(binary, stub, 100, 100)?;
+    let target = "/search?q=load";
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        a.push(wrk(&format!("http://{}{target}", old.addr), round)?);
+        b.push(wrk(&format!("http://{}{target}", new.addr), round)?);
+    }
+    let (a_total, b_total): (f64, f64) = (a.iter().sum(), b.iter().sum());
+    println!(
+        "## This build against the baseline ({round} s rounds, wrk -t2 -c32, {target}, control disabled)\n"
+    );
+    println!("Baseline: `{baseline}`\n");
+    println!("| round | baseline req/s | this build req/s | this / baseline |\n|---|---|---|---|");
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        println!("| {} | {x:.0} | {y:.0} | {:.3} |", i + 1, y / x);
+    }
+    println!(
+        "| all | {a_total:.0} | {b_total:.0} | **{:.3}** |\n",
+        b_total / a_total
+    );
+    Ok(())
+}
+
+fn run(binary: &str, round: u64, baseline: Option<&str>) -> Result<(), String> {
     let stub = Stub::start(Reply::cpu(&[10, 12, 8]));
+    if let Some(baseline) = baseline {
+        compare(baseline, binary, &stub, round)?;
+    }
     let disabled = start_server(binary, &stub, 100, 100)?;
     let enabled = start_server(binary, &stub, 80, 90)?;
     for server in [&disabled, &enabled] {
@@ -265,11 +297,12 @@ fn run(binary: &str, round: u64) -> Result<(), String> {
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let Some(binary) = args.next() else {
-        eprintln!("usage: e2e SEARCH_SERVER_BINARY [ROUND_SECONDS]");
+        eprintln!("usage: e2e SEARCH_SERVER_BINARY [ROUND_SECONDS [BASELINE_BINARY]]");
         return ExitCode::from(2);
     };
     let round = args.next().and_then(|s| s.parse().ok()).unwrap_or(5);
-    match run(&binary, round) {
+    let baseline = args.next();
+    match run(&binary, round, baseline.as_deref()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("e2e: {e}");
