@@ -204,6 +204,13 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
     /// started.
     #[must_use]
     pub fn with_source(config: &Config, source: S) -> Self {
+        Self::with_source_on(config, source, R::default())
+    }
+
+    /// [`LoadGuard::with_source`], spawning the monitor with `runtime` (a runtime handle of
+    /// your own, where the adapter's `Default` would pick another).
+    #[must_use]
+    pub fn with_source_on(config: &Config, source: S, runtime: R) -> Self {
         LoadGuard {
             inner: Arc::new(GuardInner {
                 shared: Arc::new(GuardShared {
@@ -215,7 +222,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
                     clock: StdClock::new(),
                 }),
                 source: Mutex::new(Some(source)),
-                runtime: R::default(),
+                runtime,
             }),
         }
     }
@@ -422,6 +429,18 @@ impl<R: Runtime> Adaptive<R> {
         interval: Duration,
         source: S,
     ) -> Self {
+        Self::with_source_every_on(threshold, interval, source, R::default())
+    }
+
+    /// [`Adaptive::with_source_every`], sampling on `runtime` (a runtime handle of your own,
+    /// where the adapter's `Default` would pick another).
+    #[must_use]
+    pub fn with_source_every_on<S: CpuSource + Send + 'static>(
+        threshold: i32,
+        interval: Duration,
+        source: S,
+        runtime: R,
+    ) -> Self {
         let shared = Arc::new(AdaptiveShared {
             gate: AdaptiveGate::new(threshold),
             failures: FailureCounter::new(),
@@ -430,7 +449,6 @@ impl<R: Runtime> Adaptive<R> {
             slept: AtomicU64::new(0),
             slept_micros: AtomicU64::new(0),
         });
-        let runtime = R::default();
         if shared.gate.is_enabled() {
             shared.task.started.store(true, Ordering::Release);
             let task_shared = Arc::clone(&shared);

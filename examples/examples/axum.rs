@@ -1,0 +1,194 @@
+//! Load control in an axum 0.8 server on tokio: the layer in front of the router, and a
+//! background task behind the adaptive gate.
+//!
+//! ```text
+//! cargo run -p load-examples --example axum -- [--config PATH] [--listen ADDR] [--without-load-control]
+//! ```
+//!
+//! With `search_engine.http.url` in the config the layer polls that cluster; without it the
+//! cluster signal is this machine's own CPU (single-box, as the search-server does).
+//! `--without-load-control` serves the same router without the layer (for benchmarks).
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::extract::{Query, State};
+use axum::routing::get;
+use axum::{Json, Router, ServiceExt};
+use futures::future::Either;
+use load_tokio::{
+    AdaptiveGate, Config, CpuSourceKind, DEFAULT_CGROUP_ROOT, LoadControlLayer, LoadGuard,
+    OpenSearchSource, SystemSource,
+};
+use serde_json::{Value, json};
+use tower_layer::Layer;
+
+type Guard = LoadGuard<Either<OpenSearchSource, SystemSource>>;
+
+#[derive(Clone)]
+struct AppState {
+    guard: Guard,
+    background: AdaptiveGate,
+    crawled: Arc<AtomicU64>,
+}
+
+async fn search(Query(query): Query<std::collections::HashMap<String, String>>) -> String {
+    format!(
+        "results for {:?}\n",
+        query.get("q").map_or("", String::as_str)
+    )
+}
+
+async fn documents(Query(query): Query<std::collections::HashMap<String, String>>) -> Json<Value> {
+    let q = query.get("q").cloned().unwrap_or_default();
+    Json(json!({"response": {"status": 0, "q": q, "record_count": 0, "result": []}}))
+}
+
+async fn stats(State(state): State<AppState>) -> Json<Value> {
+    let stats = state.guard.stats();
+    Json(json!({
+        "cpu": stats.cpu.map(|c| c.get()),
+        "polls": stats.polls,
+        "rejected_web": stats.rejected_web,
+        "rejected_api": stats.rejected_api,
+        "crawler": {
+            "processed": state.crawled.load(Ordering::Relaxed),
+            "waiting": state.background.stats().waiting,
+        },
+    }))
+}
+
+fn guard(config: &Config) -> Result<Guard, String> {
+    let source = match &config.search_engine_url {
+        Some(url) => Either::Left(OpenSearchSource::new(url).map_err(|e| e.to_string())?),
+        None => Either::Right(
+            SystemSource::with_kind(CpuSourceKind::Host, DEFAULT_CGROUP_ROOT)
+                .map_err(|e| e.to_string())?,
+        ),
+    };
+    Ok(LoadGuard::with_source(config, source))
+}
+
+struct Args {
+    config: Config,
+    listen: SocketAddr,
+    with_layer: bool,
+}
+
+fn args() -> Result<Args, String> {
+    let mut parsed = Args {
+        config: Config::new(),
+        listen: SocketAddr::from(([127, 0, 0, 1], 8081)),
+        with_layer: true,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--config" => {
+                let path = args.next().ok_or("--config needs a path")?;
+                parsed.config = load_tokio::read_config(&path).map_err(|e| e.to_string())?;
+            }
+            "--listen" => {
+                let value = args.next().ok_or("--listen needs an address")?;
+                parsed.listen = value
+                    .parse()
+                    .map_err(|_| format!("--listen '{value}' is not an address"))?;
+            }
+            "--without-load-control" => parsed.with_layer = false,
+            other => return Err(format!("unknown argument '{other}'")),
+        }
+    }
+    Ok(parsed)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let args = match args() {
+        Ok(args) => args,
+        Err(error) => {
+            eprintln!("axum example: error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let (guard, background) = match (guard(&args.config), AdaptiveGate::from_config(&args.config)) {
+        (Ok(guard), Ok(background)) => (guard, background),
+        (Err(error), _) => {
+            eprintln!("axum example: error: {error}");
+            return ExitCode::from(2);
+        }
+        (_, Err(error)) => {
+            eprintln!("axum example: error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let state = AppState {
+        guard: guard.clone(),
+        background: background.clone(),
+        crawled: Arc::new(AtomicU64::new(0)),
+    };
+
+    // Background work: each unit waits while this machine is busy.
+    let crawler = state.clone();
+    tokio::spawn(async move {
+        loop {
+            crawler.background.wait().await;
+            crawler.crawled.fetch_add(1, Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+
+    let router = Router::new()
+        .route("/search", get(search))
+        .route("/api/v1/documents", get(documents))
+        .route("/admin/stats", get(stats))
+        .route(
+            "/css/style.css",
+            get(|| async { "body { font-family: sans-serif; }\n" }),
+        )
+        .with_state(state);
+    let listener = match tokio::net::TcpListener::bind(args.listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!(
+                "axum example: error: cannot listen on {}: {error}",
+                args.listen
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match listener.local_addr() {
+        Ok(addr) => println!("listening on http://{addr}"),
+        Err(error) => eprintln!("axum example: cannot read the address: {error}"),
+    }
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    // The layer goes around the whole router: it sees every request-target as received,
+    // before routing (and before a nested router strips its prefix).
+    let served = if args.with_layer {
+        let app = LoadControlLayer::new(guard.clone()).layer(router);
+        axum::serve(
+            listener,
+            ServiceExt::<axum::extract::Request>::into_make_service(app),
+        )
+        .with_graceful_shutdown(stop)
+        .await
+    } else {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(stop)
+            .await
+    };
+    guard.shutdown().await;
+    background.shutdown().await;
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("axum example: error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

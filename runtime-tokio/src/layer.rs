@@ -1,0 +1,162 @@
+//! A tower layer: the load-control check in front of any `http` service.
+
+use std::fmt;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures::future::{Either, Ready, ready};
+use http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+use http::{Request, Response, StatusCode};
+use load_core::{CpuSource, Decision, OpenSearchSource, Route};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::LoadGuard;
+
+/// Puts a [`LoadGuard`] in front of a service: see [`LoadControlService`].
+///
+/// Put it around the whole router, in front of routing, as below: it then sees every
+/// request-target as the client sent it, and costs one wrapper per request. axum's
+/// `Router::layer` works too, but wraps every route separately (a boxed service each; about
+/// 1.4x the cost of the outer placement in `bench/benches/tower.rs`), and a router nested
+/// with `Router::nest` strips its prefix before its own layers run, so a layer inside it
+/// would classify `/v1/documents` instead of `/api/v1/documents`.
+///
+/// ```
+/// use axum::{Router, ServiceExt, extract::Request, routing::get};
+/// use load_tokio::{Config, CpuPercent, FixedSource, LoadControlLayer, LoadGuard};
+/// use tower_layer::Layer;
+///
+/// static CLUSTER: FixedSource = FixedSource::new(CpuPercent::new(10)); // a stand-in
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+/// let mut config = Config::new();
+/// config.web_threshold = 80;
+/// let guard = LoadGuard::with_source(&config, &CLUSTER);
+/// let router = Router::new().route("/search", get(|| async { "results" }));
+/// let app = LoadControlLayer::new(guard).layer(router);
+///
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// # if false {
+/// axum::serve(listener, ServiceExt::<Request>::into_make_service(app)).await?;
+/// # }
+/// # Ok(()) }
+/// ```
+pub struct LoadControlLayer<S = OpenSearchSource> {
+    guard: LoadGuard<S>,
+}
+
+impl<S> LoadControlLayer<S> {
+    /// A layer deciding with `guard` (clones share it: one monitor, one set of counters).
+    #[must_use]
+    pub fn new(guard: LoadGuard<S>) -> Self {
+        LoadControlLayer { guard }
+    }
+}
+
+impl<S> Clone for LoadControlLayer<S> {
+    fn clone(&self) -> Self {
+        LoadControlLayer {
+            guard: self.guard.clone(),
+        }
+    }
+}
+
+impl<S> fmt::Debug for LoadControlLayer<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadControlLayer")
+            .field("guard", &self.guard)
+            .finish()
+    }
+}
+
+impl<Svc, S> Layer<Svc> for LoadControlLayer<S> {
+    type Service = LoadControlService<Svc, S>;
+
+    fn layer(&self, inner: Svc) -> Self::Service {
+        LoadControlService {
+            inner,
+            guard: self.guard.clone(),
+        }
+    }
+}
+
+/// Decides each request with the guard before the inner service sees it.
+///
+/// The request-target classified is `req.uri()`'s path and query (for an absolute-form
+/// target, its path), as received: tower services see it before any router normalises it.
+/// A rejected request is answered here with the guard's busy response: status 429,
+/// `Retry-After`, and Fess's API JSON or the busy page with its content type, byte for byte
+/// what [`load_core::busy::response`] gives; the inner service is not called. An admitted
+/// request goes to the inner service untouched. The first controlled request starts the
+/// cluster monitor through the guard, exactly once.
+///
+/// Readiness is the inner service's: like other tower middleware that can answer by itself,
+/// a rejection consumes the readiness obtained from `poll_ready` without calling the inner
+/// service (routers such as axum's are always ready).
+pub struct LoadControlService<Svc, S = OpenSearchSource> {
+    inner: Svc,
+    guard: LoadGuard<S>,
+}
+
+impl<Svc: Clone, S> Clone for LoadControlService<Svc, S> {
+    fn clone(&self) -> Self {
+        LoadControlService {
+            inner: self.inner.clone(),
+            guard: self.guard.clone(),
+        }
+    }
+}
+
+impl<Svc: fmt::Debug, S> fmt::Debug for LoadControlService<Svc, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadControlService")
+            .field("inner", &self.inner)
+            .field("guard", &self.guard)
+            .finish()
+    }
+}
+
+impl<Svc, S, ReqBody, ResBody> Service<Request<ReqBody>> for LoadControlService<Svc, S>
+where
+    Svc: Service<Request<ReqBody>, Response = Response<ResBody>>,
+    S: CpuSource + Send + 'static,
+    ResBody: From<Bytes>,
+{
+    type Response = Response<ResBody>;
+    type Error = Svc::Error;
+    type Future = Either<Svc::Future, Ready<Result<Response<ResBody>, Svc::Error>>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        let target = request
+            .uri()
+            .path_and_query()
+            .map_or("", |target| target.as_str());
+        match self.guard.check(target) {
+            Decision::Allow => Either::Left(self.inner.call(request)),
+            Decision::Reject(route) => Either::Right(ready(Ok(busy(&self.guard, route)))),
+        }
+    }
+}
+
+/// The guard's busy response for `route` as an `http::Response`.
+fn busy<S, B: From<Bytes>>(guard: &LoadGuard<S>, route: Route) -> Response<B> {
+    let busy = guard.busy_response(route);
+    let mut response = Response::new(B::from(Bytes::copy_from_slice(busy.body())));
+    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(busy.content_type()));
+    for (name, value) in busy.headers() {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            headers.insert(name, value);
+        }
+    }
+    response
+}

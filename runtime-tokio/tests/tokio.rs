@@ -1,0 +1,428 @@
+//! load-tokio on tokio: the tower layer in a real axum server on loopback, the lazy start,
+//! the adaptive gate, shutdown, a handle of the user's own, and the OpenSearch source under
+//! both tokio runtime flavours.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Router, ServiceExt};
+use load_tests::{Reply, Stub};
+use load_tokio::{
+    AdaptiveGate, Config, CpuPercent, CpuSample, CpuSource, LoadControlLayer, LoadGuard,
+    OpenSearchOptions, OpenSearchSource, Route, SourceError, Tokio, Url,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tower_layer::Layer;
+
+const INTERVAL: Duration = Duration::from_millis(50);
+
+fn config(web: i32, api: i32) -> Config {
+    let mut config = Config::new();
+    config.web_threshold = web;
+    config.api_threshold = api;
+    config.monitor_interval = INTERVAL;
+    config
+}
+
+/// A CPU the test sets, and how many samples were taken.
+#[derive(Clone, Default)]
+struct Dial {
+    cpu: Arc<AtomicU8>,
+    samples: Arc<AtomicUsize>,
+}
+
+impl Dial {
+    fn at(cpu: u8) -> Dial {
+        let dial = Dial::default();
+        dial.set(cpu);
+        dial
+    }
+
+    fn set(&self, cpu: u8) {
+        self.cpu.store(cpu, Ordering::SeqCst);
+    }
+
+    fn samples(&self) -> usize {
+        self.samples.load(Ordering::SeqCst)
+    }
+}
+
+impl CpuSource for Dial {
+    async fn sample(&mut self) -> Result<CpuSample, SourceError> {
+        self.samples.fetch_add(1, Ordering::SeqCst);
+        Ok(CpuSample::local(CpuPercent::new(
+            self.cpu.load(Ordering::SeqCst),
+        )))
+    }
+}
+
+async fn eventually(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Where the layer goes.
+#[derive(Clone, Copy, Debug)]
+enum Placement {
+    /// Around the whole router, in front of routing (recommended).
+    AroundTheRouter,
+    /// With `Router::layer`, around each route.
+    PerRoute,
+}
+
+/// An axum app with Fess-like routes behind the layer, served on loopback.
+async fn serve<S: CpuSource + Send + 'static>(guard: LoadGuard<S>) -> SocketAddr {
+    serve_with(guard, Placement::AroundTheRouter).await
+}
+
+async fn serve_with<S: CpuSource + Send + 'static>(
+    guard: LoadGuard<S>,
+    placement: Placement,
+) -> SocketAddr {
+    let router = Router::new()
+        .route("/search", get(|| async { "search page" }))
+        .route("/api/v1/documents", get(|| async { r#"{"docs":[]}"# }))
+        .route("/admin/", get(|| async { "admin" }))
+        .route("/admin/{*rest}", get(|| async { "admin" }))
+        .route("/login/", get(|| async { "login" }))
+        .route("/css/style.css", get(|| async { "body{}" }))
+        .route("/js/app.js", get(|| async { "app()" }))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "not found") });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    match placement {
+        Placement::AroundTheRouter => {
+            let app = LoadControlLayer::new(guard).layer(router);
+            tokio::spawn(async move {
+                let _ = axum::serve(listener, ServiceExt::<Request>::into_make_service(app)).await;
+            });
+        }
+        Placement::PerRoute => {
+            let app = router.layer(LoadControlLayer::new(guard));
+            tokio::spawn(async move {
+                let _ = axum::serve(listener, app).await;
+            });
+        }
+    }
+    addr
+}
+
+/// A response as the bytes came.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+async fn get_raw(addr: SocketAddr, target: &str) -> Answer {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    stream
+        .write_all(
+            format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await
+        .expect("write");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.expect("read");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = dechunk(&body);
+    }
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(end) = body.windows(2).position(|w| w == b"\r\n") {
+        let size = std::str::from_utf8(&body[..end])
+            .ok()
+            .and_then(|s| usize::from_str_radix(s.trim(), 16).ok())
+            .unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&body[end + 2..end + 2 + size]);
+        body = &body[end + 4 + size..];
+    }
+    out
+}
+
+const PATHS: [(&str, Route, &[u8]); 7] = [
+    ("/search?q=rust", Route::Web, b"search page"),
+    ("/api/v1/documents?q=x", Route::Api, br#"{"docs":[]}"#),
+    ("/admin/", Route::Excluded, b"admin"),
+    ("/admin/dashboard/", Route::Excluded, b"admin"),
+    ("/login/", Route::Excluded, b"login"),
+    ("/css/style.css", Route::Excluded, b"body{}"),
+    ("/js/app.js", Route::Excluded, b"app()"),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fess_filter_cases_through_the_layer_around_the_router() {
+    fess_filter_cases(Placement::AroundTheRouter).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fess_filter_cases_through_the_layer_on_each_route() {
+    fess_filter_cases(Placement::PerRoute).await;
+}
+
+async fn fess_filter_cases(placement: Placement) {
+    let (web, api) = (70, 80);
+    let dial = Dial::at(0);
+    let guard = LoadGuard::with_source(&config(web, api), dial.clone());
+    let addr = serve_with(guard.clone(), placement).await;
+    for cpu in [0u8, 69, 70, 79, 80, 100] {
+        dial.set(cpu);
+        let _ = get_raw(addr, "/search").await; // starts the monitor the first time
+        assert!(
+            eventually(Duration::from_secs(5), || guard.cpu().get() == cpu).await,
+            "the guard never saw {cpu}%"
+        );
+        for (target, route, admitted_body) in PATHS {
+            let answer = get_raw(addr, target).await;
+            let threshold = match route {
+                Route::Web => web,
+                Route::Api => api,
+                _ => 101,
+            };
+            if i32::from(cpu) >= threshold {
+                let busy = guard.busy_response(route);
+                assert_eq!(answer.status, 429, "{target} at {cpu}%");
+                assert_eq!(
+                    answer.body,
+                    busy.body(),
+                    "{target}: the core's busy body, byte for byte"
+                );
+                assert_eq!(
+                    answer.header("content-type"),
+                    Some(busy.content_type()),
+                    "{target}"
+                );
+                assert_eq!(answer.header("retry-after"), Some("60"), "{target}");
+            } else {
+                assert_eq!(answer.status, 200, "{target} at {cpu}%");
+                assert_eq!(
+                    answer.body, admitted_body,
+                    "{target}: the inner service's body"
+                );
+            }
+        }
+    }
+    // An absolute-form target is classified by its path; an ambiguous one answers to both.
+    dial.set(75);
+    assert!(eventually(Duration::from_secs(5), || guard.cpu().get() == 75).await);
+    assert_eq!(get_raw(addr, "http://x/search?q=1").await.status, 429);
+    assert_eq!(get_raw(addr, "/api/v1/documents").await.status, 200);
+    assert_eq!(
+        get_raw(addr, "/api;%2f%2e%2e/v1/documents").await.status,
+        429
+    );
+    guard.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_concurrent_first_requests_start_one_monitor() {
+    let dial = Dial::at(10);
+    let mut config = config(80, 100);
+    config.monitor_interval = Duration::from_secs(60);
+    let guard = LoadGuard::with_source(&config, dial.clone());
+    let addr = serve(guard.clone()).await;
+    assert!(!guard.monitor_started());
+    assert_eq!(get_raw(addr, "/admin/").await.status, 200);
+    assert!(
+        !guard.monitor_started(),
+        "an excluded request starts nothing"
+    );
+    let requests: Vec<_> = (0..1_000)
+        .map(|_| tokio::spawn(async move { get_raw(addr, "/search").await.status }))
+        .collect();
+    for request in requests {
+        assert_eq!(request.await.expect("task"), 200);
+    }
+    assert!(eventually(Duration::from_secs(5), || dial.samples() >= 1).await);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(dial.samples(), 1, "one monitor, one first poll");
+    assert!(guard.monitor_started());
+    guard.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_sleep_while_busy_and_all_resume() {
+    let dial = Dial::at(90);
+    let gate = AdaptiveGate::with_source_every(50, INTERVAL, dial.clone());
+    assert!(eventually(Duration::from_secs(5), || gate.cpu() == CpuPercent::new(90)).await);
+    let done = Arc::new(AtomicUsize::new(0));
+    for _ in 0..100 {
+        let (gate, done) = (gate.clone(), Arc::clone(&done));
+        tokio::spawn(async move {
+            gate.wait().await;
+            done.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(done.load(Ordering::SeqCst), 0, "nobody passes at 90%");
+    assert_eq!(gate.waiting(), 100);
+    dial.set(10);
+    assert!(
+        eventually(Duration::from_secs(5), || done.load(Ordering::SeqCst)
+            == 100)
+        .await
+    );
+    assert!(
+        !gate.wait_timeout(Duration::from_millis(10)).await || gate.cpu() == CpuPercent::new(10)
+    );
+    gate.shutdown().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn ten_thousand_waiters_cost_no_polling() {
+    let dial = Dial::at(90);
+    let gate = AdaptiveGate::with_source_every(50, INTERVAL, dial.clone());
+    assert!(eventually(Duration::from_secs(5), || gate.cpu() == CpuPercent::new(90)).await);
+    let done = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let before = dial.samples();
+    for _ in 0..10_000 {
+        let (gate, done) = (gate.clone(), Arc::clone(&done));
+        tokio::spawn(async move {
+            gate.wait().await;
+            done.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let elapsed = started.elapsed();
+    let taken = dial.samples() - before;
+    let allowed = (elapsed.as_millis() / INTERVAL.as_millis()) as usize + 2;
+    assert!(
+        taken <= allowed,
+        "{taken} samples in {elapsed:?} with 10,000 waiters"
+    );
+    assert_eq!(gate.waiting(), 10_000);
+    dial.set(10);
+    assert!(
+        eventually(Duration::from_secs(10), || done.load(Ordering::SeqCst)
+            == 10_000)
+        .await
+    );
+    gate.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_stops_the_monitor() {
+    let dial = Dial::at(10);
+    let guard = LoadGuard::with_source(&config(80, 90), dial.clone());
+    let _ = guard.check("/search");
+    assert!(eventually(Duration::from_secs(5), || dial.samples() >= 2).await);
+    guard.shutdown().await;
+    let after = dial.samples();
+    tokio::time::sleep(INTERVAL * 6).await;
+    assert_eq!(dial.samples(), after, "no poll after shutdown");
+}
+
+#[test]
+fn a_handle_of_your_own() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dial = Dial::at(85);
+    // Built and checked on a plain thread, outside any runtime.
+    let guard = LoadGuard::with_source_on(
+        &config(80, 90),
+        dial.clone(),
+        Tokio::with_handle(runtime.handle().clone()),
+    );
+    assert!(
+        guard.check("/search").is_allowed(),
+        "0 % before the first sample"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while guard.cpu().get() != 85 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        guard.check("/search"),
+        load_tokio::Decision::Reject(Route::Web)
+    );
+    runtime.block_on(guard.shutdown());
+}
+
+fn stub_source(stub: &Stub) -> OpenSearchSource {
+    let url = Url::parse(&stub.url()).expect("url");
+    OpenSearchSource::with_options(
+        &url,
+        OpenSearchOptions::new().timeout(Duration::from_secs(2)),
+    )
+    .expect("source")
+}
+
+async fn the_opensearch_source_polls_from_tokio() {
+    let stub = Stub::start(Reply::cpu(&[87, 3, -1]));
+    let sample = stub_source(&stub).sample().await.expect("a poll");
+    assert_eq!(sample.cpu, CpuPercent::new(87));
+    assert_eq!(sample.nodes, 3);
+    let guard = LoadGuard::with_source(&config(80, 90), stub_source(&stub));
+    let _ = guard.check("/search");
+    assert!(eventually(Duration::from_secs(5), || guard.cpu().get() == 87).await);
+    stub.set(Reply::cpu(&[12]));
+    assert!(eventually(Duration::from_secs(5), || guard.cpu().get() == 12).await);
+    guard.shutdown().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_opensearch_source_on_a_current_thread_runtime() {
+    the_opensearch_source_polls_from_tokio().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_opensearch_source_on_a_multi_thread_runtime() {
+    the_opensearch_source_polls_from_tokio().await;
+}
