@@ -4,6 +4,7 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::Snippet;
+use crate::properties::{Encoding, Entry, Position, Properties};
 
 /// The property keys this crate reads; all others are ignored.
 pub mod keys {
@@ -41,6 +42,27 @@ pub mod keys {
     pub const MONITOR_JITTER: &str = "load.control.monitor.jitter";
     /// Where the local CPU comes from: `auto`, `host` or `cgroup`.
     pub const ADAPTIVE_SOURCE: &str = "adaptive.load.control.source";
+
+    /// Every key above.
+    pub const ALL: [&str; 17] = [
+        WEB_LOAD_CONTROL,
+        API_LOAD_CONTROL,
+        MONITOR_INTERVAL,
+        ADAPTIVE_LOAD_CONTROL,
+        SEARCH_ENGINE_URL,
+        RETRY_AFTER,
+        FAILURE_POLICY,
+        STALE_AFTER,
+        SMOOTHING,
+        SMOOTHING_TAU,
+        ENTER_SAMPLES,
+        EXIT_MARGIN,
+        MIN_HOLD,
+        MODE,
+        RETRY_AFTER_JITTER,
+        MONITOR_JITTER,
+        ADAPTIVE_SOURCE,
+    ];
 }
 
 /// The longest interval or `Retry-After` accepted: one day, in seconds.
@@ -235,11 +257,56 @@ impl Config {
     ///
     /// As [`Config::from_properties`].
     pub fn apply_properties(&mut self, text: &str) -> Result<(), ConfigError> {
+        self.apply_entries(Properties::from_text(text))
+    }
+
+    /// A configuration from the bytes of a properties file: UTF-8 when they are valid
+    /// UTF-8, else ISO-8859-1 (see [`crate::properties`]); also says which.
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::from_properties`].
+    pub fn from_properties_bytes(bytes: &[u8]) -> Result<(Config, Encoding), ConfigError> {
+        let mut config = Config::DEFAULT;
+        let encoding = config.apply_properties_bytes(bytes)?;
+        Ok((config, encoding))
+    }
+
+    /// Like [`Config::from_properties_bytes`], on top of `self`. On error `self` is
+    /// unchanged.
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::from_properties`].
+    pub fn apply_properties_bytes(&mut self, bytes: &[u8]) -> Result<Encoding, ConfigError> {
+        let properties = Properties::new(bytes);
+        let encoding = properties.encoding();
+        self.apply_entries(properties)?;
+        Ok(encoding)
+    }
+
+    /// Reads every entry (a malformed escape anywhere fails the file, as in Java), then
+    /// applies the last entry of each known key: an earlier duplicate is never judged.
+    fn apply_entries(&mut self, mut properties: Properties<'_>) -> Result<(), ConfigError> {
+        let mut last: [Option<Position>; keys::ALL.len()] = [None; keys::ALL.len()];
+        loop {
+            let at = properties.position();
+            let Some(entry) = properties.next().transpose()? else {
+                break;
+            };
+            if !entry.key_is_complete() {
+                continue;
+            }
+            if let Some(i) = keys::ALL.iter().position(|key| *key == entry.key()) {
+                last[i] = Some(at);
+            }
+        }
         let mut next = *self;
         let mut tau = None;
-        let mut reader = Reader::new(text);
-        while let Some(entry) = reader.next_entry()? {
-            next.set(&entry, &mut tau)?;
+        for at in last.into_iter().flatten() {
+            if let Some(entry) = properties.at(at).next().transpose()? {
+                next.set(&entry, &mut tau)?;
+            }
         }
         if let (Smoothing::Ewma { .. }, Some(tau)) = (next.smoothing, tau) {
             next.smoothing = Smoothing::Ewma { tau };
@@ -251,13 +318,14 @@ impl Config {
     /// Applies one entry; `tau` collects `load.control.smoothing.tau`, which may come before
     /// or after `load.control.smoothing` and is applied once all lines are read.
     fn set(&mut self, entry: &Entry, tau: &mut Option<Duration>) -> Result<(), ConfigError> {
+        let value = entry.value().trim_end();
         let error = |kind| ConfigError {
-            line: entry.line,
+            line: entry.line(),
             key: Snippet::new(entry.key()),
-            value: Snippet::new(entry.value()),
+            value: Snippet::new(value),
             kind,
         };
-        let seconds = || match parse_i32(entry.value()) {
+        let seconds = || match parse_i32(value) {
             Some(n) if (1..=MAX_SECONDS as i32).contains(&n) => Ok(n as u32),
             Some(_) => Err(error(ConfigErrorKind::OutOfRange {
                 min: 1,
@@ -265,21 +333,27 @@ impl Config {
             })),
             None => Err(error(ConfigErrorKind::NotAnInteger)),
         };
-        let threshold = || parse_i32(entry.value()).ok_or(error(ConfigErrorKind::NotAnInteger));
-        let ranged = |min: u32, max: u32| match parse_i32(entry.value()) {
+        let threshold = || parse_i32(value).ok_or(error(ConfigErrorKind::NotAnInteger));
+        let ranged = |min: u32, max: u32| match parse_i32(value) {
             Some(n) if n >= 0 && (min..=max).contains(&n.unsigned_abs()) => Ok(n.unsigned_abs()),
             Some(_) => Err(error(ConfigErrorKind::OutOfRange { min, max })),
             None => Err(error(ConfigErrorKind::NotAnInteger)),
         };
         let choice = |expected: &'static str| {
-            let value = entry.value().trim();
+            let value = value.trim();
             expected
                 .split('|')
                 .position(|name| name.eq_ignore_ascii_case(value))
                 .ok_or(error(ConfigErrorKind::UnknownValue { expected }))
         };
-        if entry.key_overflow {
+        if !entry.key_is_complete() {
             return Ok(());
+        }
+        // A value cut to the buffer would read as another value: refused, never guessed.
+        if !entry.value_is_complete() && entry.key() != keys::SEARCH_ENGINE_URL {
+            return Err(error(ConfigErrorKind::TooLong {
+                max: Entry::VALUE_CAPACITY,
+            }));
         }
         match entry.key() {
             keys::WEB_LOAD_CONTROL => self.web_threshold = threshold()?,
@@ -332,13 +406,13 @@ impl Config {
             keys::SEARCH_ENGINE_URL => {
                 // The error shows the address without its password, whatever it holds.
                 let url_error = |e| ConfigError {
-                    value: redacted_url(entry.value()),
+                    value: redacted_url(value),
                     ..error(ConfigErrorKind::InvalidUrl(e))
                 };
-                if entry.value_overflow {
+                if !entry.value_is_complete() {
                     // Only the start was kept, perhaps without the `@` that ends a password:
                     // show the scheme and nothing after it.
-                    let value = entry.value().trim();
+                    let value = value.trim();
                     let scheme = value.find("://").map_or("", |i| &value[..i + 3]);
                     let mut shown = heapless::String::<16>::new();
                     let _ = shown.push_str(scheme.get(..12).unwrap_or(scheme));
@@ -348,7 +422,7 @@ impl Config {
                         ..error(ConfigErrorKind::InvalidUrl(UrlError::TooLong))
                     });
                 }
-                let value = entry.value().trim();
+                let value = value.trim();
                 self.search_engine_url = if value.is_empty() {
                     None
                 } else {
@@ -419,6 +493,12 @@ pub enum ConfigErrorKind {
     MalformedEscape,
     /// The cluster address is not usable.
     InvalidUrl(UrlError),
+    /// The value is longer than the reader keeps ([`crate::properties::Entry::VALUE_CAPACITY`]
+    /// bytes): refused rather than read cut.
+    TooLong {
+        /// The most bytes kept.
+        max: usize,
+    },
     /// The value is not one of the accepted words.
     UnknownValue {
         /// The accepted words, separated by `|`.
@@ -464,6 +544,9 @@ impl fmt::Display for ConfigError {
             }
             ConfigErrorKind::MalformedEscape => f.write_str("malformed \\uXXXX escape"),
             ConfigErrorKind::InvalidUrl(e) => write!(f, "invalid URL: {e}"),
+            ConfigErrorKind::TooLong { max } => {
+                write!(f, "longer than {max} bytes, the most a value may be here")
+            }
             ConfigErrorKind::UnknownValue { expected } => {
                 f.write_str("expected one of: ")?;
                 for (i, word) in expected.split('|').enumerate() {
@@ -628,225 +711,6 @@ impl fmt::Display for Url {
 impl fmt::Debug for Url {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Url(\"{self}\")")
-    }
-}
-
-/// One `key = value` entry of a properties file, escapes resolved.
-struct Entry {
-    line: u32,
-    key: [u8; 64],
-    key_len: usize,
-    key_overflow: bool,
-    value: [u8; Url::CAPACITY],
-    value_len: usize,
-    value_overflow: bool,
-}
-
-impl Entry {
-    fn key(&self) -> &str {
-        core::str::from_utf8(&self.key[..self.key_len]).unwrap_or_default()
-    }
-
-    fn value(&self) -> &str {
-        core::str::from_utf8(&self.value[..self.value_len])
-            .unwrap_or_default()
-            .trim_end()
-    }
-}
-
-/// Pushes a character into a fixed buffer, or records that it did not fit.
-fn push(buf: &mut [u8], len: &mut usize, overflow: &mut bool, c: char) {
-    let mut utf8 = [0; 4];
-    let encoded = c.encode_utf8(&mut utf8).as_bytes();
-    match buf.get_mut(*len..*len + encoded.len()) {
-        Some(slot) if !*overflow => {
-            slot.copy_from_slice(encoded);
-            *len += encoded.len();
-        }
-        _ => *overflow = true,
-    }
-}
-
-/// A character of a logical line, and whether it was written as an escape.
-#[derive(Clone, Copy)]
-struct Unit {
-    c: char,
-    escaped: bool,
-}
-
-/// Walks the text one logical line at a time, per `java.util.Properties.load`.
-struct Reader<'a> {
-    text: &'a str,
-    pos: usize,
-    line: u32,
-}
-
-impl<'a> Reader<'a> {
-    fn new(text: &'a str) -> Reader<'a> {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        Reader {
-            text,
-            pos: 0,
-            line: 1,
-        }
-    }
-
-    fn peek(&self) -> Option<char> {
-        self.text[self.pos..].chars().next()
-    }
-
-    /// Consumes a line terminator (`\n`, `\r` or `\r\n`) if one is next.
-    fn eat_newline(&mut self) -> bool {
-        match self.peek() {
-            Some('\n') => self.pos += 1,
-            Some('\r') => {
-                self.pos += 1;
-                if self.peek() == Some('\n') {
-                    self.pos += 1;
-                }
-            }
-            _ => return false,
-        }
-        self.line += 1;
-        true
-    }
-
-    fn skip_blank(&mut self) {
-        while let Some(' ' | '\t' | '\u{c}') = self.peek() {
-            self.pos += 1;
-        }
-    }
-
-    fn skip_line(&mut self) {
-        while let Some(c) = self.peek() {
-            if c == '\n' || c == '\r' {
-                break;
-            }
-            self.pos += c.len_utf8();
-        }
-        self.eat_newline();
-    }
-
-    /// The next character of the current logical line, `None` at its end (the terminator
-    /// is consumed).
-    fn unit(&mut self, start_line: u32) -> Result<Option<Unit>, ConfigError> {
-        loop {
-            let Some(c) = self.peek() else {
-                return Ok(None);
-            };
-            if self.eat_newline() {
-                return Ok(None);
-            }
-            self.pos += c.len_utf8();
-            if c != '\\' {
-                return Ok(Some(Unit { c, escaped: false }));
-            }
-            let Some(next) = self.peek() else {
-                return Ok(None);
-            };
-            if self.eat_newline() {
-                // A continuation: the next line's leading whitespace is not part of the value.
-                self.skip_blank();
-                continue;
-            }
-            self.pos += next.len_utf8();
-            let c = match next {
-                't' => '\t',
-                'n' => '\n',
-                'r' => '\r',
-                'f' => '\u{c}',
-                'u' => {
-                    let hex = self.text.get(self.pos..self.pos + 4);
-                    let decoded = hex
-                        .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
-                        .and_then(|h| u32::from_str_radix(h, 16).ok())
-                        .and_then(char::from_u32);
-                    match decoded {
-                        Some(c) => {
-                            self.pos += 4;
-                            c
-                        }
-                        None => return Err(self.malformed(start_line)),
-                    }
-                }
-                other => other,
-            };
-            return Ok(Some(Unit { c, escaped: true }));
-        }
-    }
-
-    fn malformed(&self, line: u32) -> ConfigError {
-        let rest = self.text[self.pos..].lines().next().unwrap_or_default();
-        ConfigError {
-            line,
-            key: Snippet::new(""),
-            value: Snippet::new(rest),
-            kind: ConfigErrorKind::MalformedEscape,
-        }
-    }
-
-    fn next_entry(&mut self) -> Result<Option<Entry>, ConfigError> {
-        loop {
-            if self.pos >= self.text.len() {
-                return Ok(None);
-            }
-            self.skip_blank();
-            match self.peek() {
-                None => return Ok(None),
-                Some('#' | '!') => self.skip_line(),
-                Some(_) if self.eat_newline() => {}
-                Some(_) => break,
-            }
-        }
-        let line = self.line;
-        let mut entry = Entry {
-            line,
-            key: [0; 64],
-            key_len: 0,
-            key_overflow: false,
-            value: [0; Url::CAPACITY],
-            value_len: 0,
-            value_overflow: false,
-        };
-        // The key runs to the first unescaped separator.
-        let mut separator = None;
-        while let Some(unit) = self.unit(line)? {
-            if !unit.escaped && matches!(unit.c, '=' | ':' | ' ' | '\t' | '\u{c}') {
-                separator = Some(unit.c);
-                break;
-            }
-            push(
-                &mut entry.key,
-                &mut entry.key_len,
-                &mut entry.key_overflow,
-                unit.c,
-            );
-        }
-        if let Some(separator) = separator {
-            // Whitespace, then at most one `=` or `:` if the key ended at whitespace, then
-            // whitespace again; the value is the rest of the logical line.
-            let mut may_take_separator = !matches!(separator, '=' | ':');
-            let mut in_value = false;
-            while let Some(unit) = self.unit(line)? {
-                if !in_value && !unit.escaped {
-                    if matches!(unit.c, ' ' | '\t' | '\u{c}') {
-                        continue;
-                    }
-                    if may_take_separator && matches!(unit.c, '=' | ':') {
-                        may_take_separator = false;
-                        continue;
-                    }
-                }
-                in_value = true;
-                push(
-                    &mut entry.value,
-                    &mut entry.value_len,
-                    &mut entry.value_overflow,
-                    unit.c,
-                );
-            }
-        }
-        Ok(Some(entry))
     }
 }
 
@@ -1016,13 +880,65 @@ mod tests {
     }
 
     #[test]
+    fn java_reads_these_files_and_so_does_this() {
+        // A surrogate pair escape anywhere, even in a key nobody reads.
+        let config = parse("label.emoji=\\uD83D\\uDE00\nweb.load.control=70\n");
+        assert_eq!(config.web_threshold, 70);
+        // The last duplicate wins, whatever the earlier ones said.
+        assert_eq!(
+            parse("web.load.control=\nweb.load.control=70\n").web_threshold,
+            70
+        );
+        assert_eq!(
+            parse("web.load.control=x\napi.load.control=9\nweb.load.control=71").web_threshold,
+            71
+        );
+        // ... and a bad last value is reported on its own line.
+        let error =
+            Config::from_properties("web.load.control=70\n\nweb.load.control=x\n").unwrap_err();
+        assert_eq!((error.line, error.kind), (3, ConfigErrorKind::NotAnInteger));
+        // A comment line inside a continuation that has nothing yet is a comment.
+        assert_eq!(parse("\\\n# c \\\nweb.load.control=42\n").web_threshold, 42);
+        // Continuations join before escapes are decoded.
+        assert_eq!(parse("web.load.control=\\u00\\\n  37\n").web_threshold, 7);
+    }
+
+    #[test]
+    fn long_values_are_refused_never_cut() {
+        let zeros = std::format!("x=1\nweb.load.control={}7\n", "0".repeat(512));
+        let error = Config::from_properties(&zeros).unwrap_err();
+        assert_eq!(error.kind, ConfigErrorKind::TooLong { max: 512 });
+        assert_eq!((error.line, error.key.as_str()), (2, "web.load.control"));
+        let spaces = std::format!("web.load.control=70{}x\n", " ".repeat(600));
+        assert_eq!(
+            Config::from_properties(&spaces).unwrap_err().kind,
+            ConfigErrorKind::TooLong { max: 512 }
+        );
+        // Unknown keys may be as long as they like.
+        let long = std::format!("fess.long={}\nweb.load.control=60\n", "v".repeat(10_000));
+        assert_eq!(parse(&long).web_threshold, 60);
+        // A known value just within the limit is read whole.
+        let padded = std::format!("web.load.control={}61\n", "0".repeat(510));
+        assert_eq!(parse(&padded).web_threshold, 61);
+    }
+
+    #[test]
+    fn latin1_bytes_are_read_as_java_reads_them() {
+        let (config, encoding) =
+            Config::from_properties_bytes(b"label=caf\xe9\nweb.load.control=55\n").unwrap();
+        assert_eq!((config.web_threshold, encoding), (55, Encoding::Latin1));
+        let (_, encoding) = Config::from_properties_bytes("label=café\n".as_bytes()).unwrap();
+        assert_eq!(encoding, Encoding::Utf8);
+    }
+
+    #[test]
     fn malformed_escape_is_a_malformed_line() {
         let error = Config::from_properties("ok=1\nfoo=\\u12G4\n").unwrap_err();
         assert_eq!(error.line, 2);
         assert_eq!(error.kind, ConfigErrorKind::MalformedEscape);
         assert!(error.to_string().starts_with("line 2: "), "{error}");
-        let error = Config::from_properties("foo=\\uD800").unwrap_err();
-        assert_eq!(error.kind, ConfigErrorKind::MalformedEscape);
+        // A lone surrogate is not malformed (Java keeps it; here it becomes U+FFFD).
+        assert!(Config::from_properties("foo=\\uD800").is_ok());
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod json;
 pub mod monitor;
 pub mod opensearch;
 mod path;
+pub mod properties;
 #[cfg(feature = "std")]
 pub mod rt;
 mod signal;

@@ -136,16 +136,30 @@ impl From<SourceError> for SetupError {
 /// # Errors
 ///
 /// [`SetupError::Read`] or [`SetupError::Config`], both naming the file.
+///
+/// The bytes are read as UTF-8 when they are valid UTF-8, else as ISO-8859-1 (as Java's
+/// resource bundles do); which one is logged at INFO.
 pub fn read_config(path: impl AsRef<Path>) -> Result<Config, SetupError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|error| SetupError::Read {
+    let bytes = std::fs::read(path).map_err(|error| SetupError::Read {
         path: path.to_owned(),
         error,
     })?;
-    Config::from_properties(&text).map_err(|error| SetupError::Config {
-        path: Some(path.to_owned()),
-        error,
-    })
+    let (config, encoding) =
+        Config::from_properties_bytes(&bytes).map_err(|error| SetupError::Config {
+            path: Some(path.to_owned()),
+            error,
+        })?;
+    match encoding {
+        crate::properties::Encoding::Utf8 => {
+            log::info!("Read {} as {encoding}", path.display());
+        }
+        crate::properties::Encoding::Latin1 => log::info!(
+            "Read {} as {encoding}: its bytes are not valid UTF-8",
+            path.display()
+        ),
+    }
+    Ok(config)
 }
 
 /// A background task's stop request and its "finished" signal.
