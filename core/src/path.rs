@@ -61,9 +61,16 @@ pub const STATIC_EXTENSIONS: [&str; 11] = [
 /// 1. **Excluded** if its first segment is exactly `admin`, `error` or `login` (so `/admin`
 ///    and `/admin/x`, not `/adminfoo`), or if it does not end with `/` and its last segment
 ///    ends with one of [`STATIC_EXTENSIONS`];
-/// 2. otherwise **API** if its first segment is `api` and something follows it (`/api/...`;
-///    `/api` alone is web);
+/// 2. otherwise **API** if its first segment is `api` and something follows it (`/api/...`);
+///    `/api` alone is [`Route::Ambiguous`]: Fess serves it as a web page, a router that nests
+///    the API under `/api` serves the API's root;
 /// 3. otherwise **web**.
+///
+/// Fess's static-file rule is kept as Fess has it: a target whose last segment ends with one
+/// of [`STATIC_EXTENSIONS`] is excluded, whatever the router does with it. A server that
+/// serves dynamic pages or API answers at such paths (`/api/v1/documents/{id}` with an id
+/// like `123.js`) should not rely on this exclusion for them: check those routes with
+/// [`crate::LoadControl::check_route`] and the class they really are.
 ///
 /// `;params` are read both ways routers read them: dropped (Tomcat, `;jsessionid=...`)
 /// and kept as part of the segment (most other routers). A request is excluded only if both
@@ -188,11 +195,12 @@ fn classify_canonical(target: &[u8]) -> Option<Route> {
     if last_dot > last_slash && is_static_extension(&target[last_dot..end]) {
         return Some(Route::Excluded);
     }
-    if first == b"api" && first_end != 0 {
-        Some(Route::Api)
-    } else {
-        Some(Route::Web)
-    }
+    Some(match (first == b"api", first_end != 0) {
+        (true, true) => Route::Api,
+        // `/api` alone: web to Fess, the API's root to a router that nests the API there.
+        (true, false) => Route::Ambiguous,
+        (false, _) => Route::Web,
+    })
 }
 
 /// Whether `extension` (with its dot) is one of [`STATIC_EXTENSIONS`].
@@ -310,8 +318,12 @@ fn fess_rule(first: &[u8], last: &[u8], depth: usize, trailing: bool) -> Route {
     {
         return Route::Excluded;
     }
-    if first == b"api" && (depth > 1 || trailing) {
-        Route::Api
+    if first == b"api" {
+        if depth > 1 || trailing {
+            Route::Api
+        } else {
+            Route::Ambiguous
+        }
     } else {
         Route::Web
     }
@@ -421,8 +433,8 @@ mod tests {
         for (path, route) in [
             ("/", Route::Web),
             ("/search?q=rust", Route::Web),
-            ("/api", Route::Web),
-            ("/api?x=/", Route::Web),
+            ("/api", Route::Ambiguous),
+            ("/api?x=/", Route::Ambiguous),
             ("/apis/v1", Route::Web),
             ("/api/", Route::Api),
             ("/api/v1/documents?q=x", Route::Api),

@@ -24,8 +24,9 @@ use hyper::{Request, Response};
 pub struct Limits {
     /// Connections served at once; more wait in the listen backlog.
     pub max_connections: usize,
-    /// Longest wait for a request's head, and for the next request on a kept-alive
-    /// connection (an idle connection is closed after this).
+    /// Longest wait for a request's head, for the next request on a kept-alive connection
+    /// (an idle connection is closed after this), and for a write to make progress (a
+    /// client that stops reading is cut off after this).
     pub idle_timeout: Duration,
     /// Requests served on one connection before it is closed (`Connection: close` on the
     /// last response), so that no client holds one connection forever.
@@ -36,14 +37,19 @@ impl Limits {
     /// Descriptors kept for the process's own work (the cluster poll, files, logs).
     pub const RESERVED_DESCRIPTORS: u64 = 64;
 
+    /// Connections served at once by default, whatever the open-files limit: each can hold
+    /// up to [`MAX_HEAD`] of buffered head and the kernel's socket buffers, so an unbounded
+    /// limit would let a flood take the memory instead.
+    pub const DEFAULT_MAX_CONNECTIONS: u64 = 4_096;
+
     /// The defaults, with the connection limit below `open_files` (the soft
-    /// `RLIMIT_NOFILE`): three quarters of it, and at least [`Self::RESERVED_DESCRIPTORS`]
-    /// below it.
+    /// `RLIMIT_NOFILE`): three quarters of it, at least [`Self::RESERVED_DESCRIPTORS`]
+    /// below it, and at most [`Self::DEFAULT_MAX_CONNECTIONS`].
     #[must_use]
     pub fn for_open_files(open_files: u64) -> Limits {
         let below = open_files.saturating_sub(Self::RESERVED_DESCRIPTORS);
         let share = open_files / 4 * 3;
-        let max = below.min(share).max(8);
+        let max = below.min(share).clamp(8, Self::DEFAULT_MAX_CONNECTIONS);
         Limits {
             max_connections: usize::try_from(max).unwrap_or(usize::MAX),
             idle_timeout: Duration::from_secs(60),
@@ -59,9 +65,54 @@ pub fn open_files_limit() -> Option<u64> {
     rlimit::Resource::NOFILE.get_soft().ok()
 }
 
-/// A futures-io stream as hyper's IO.
+/// A futures-io stream as hyper's IO, with a deadline on write progress: a write or flush
+/// that makes no progress for the deadline (a client that pipelines requests and never
+/// reads the answers, so the socket's buffers fill) fails with `TimedOut`, which closes the
+/// connection and frees its slot.
 #[derive(Debug)]
-pub struct Io<S>(pub S);
+pub struct Io<S> {
+    stream: S,
+    deadline: Duration,
+    stalled: Option<async_io::Timer>,
+}
+
+impl<S> Io<S> {
+    /// `stream`, whose writes must progress within `deadline`.
+    pub fn new(stream: S, deadline: Duration) -> Io<S> {
+        Io {
+            stream,
+            deadline,
+            stalled: None,
+        }
+    }
+
+    /// A write's outcome: progress clears the stall timer; no progress starts it, and
+    /// fails once it fires.
+    fn progressed<T>(
+        &mut self,
+        result: Poll<io::Result<T>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<T>> {
+        if result.is_ready() {
+            self.stalled = None;
+            return result;
+        }
+        let deadline = self.deadline;
+        let timer = self
+            .stalled
+            .get_or_insert_with(|| async_io::Timer::after(deadline));
+        match Pin::new(timer).poll(cx) {
+            Poll::Ready(_) => {
+                self.stalled = None;
+                Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the client read nothing within the deadline",
+                )))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
 
 impl<S: AsyncRead + Unpin> hyper::rt::Read for Io<S> {
     fn poll_read(
@@ -73,7 +124,7 @@ impl<S: AsyncRead + Unpin> hyper::rt::Read for Io<S> {
         // `unsafe`, which this workspace does not allow. One copy of each read.
         let mut chunk = [0u8; 8192];
         let want = buf.remaining().min(chunk.len());
-        match Pin::new(&mut self.0).poll_read(cx, &mut chunk[..want]) {
+        match Pin::new(&mut self.stream).poll_read(cx, &mut chunk[..want]) {
             Poll::Ready(Ok(n)) => {
                 buf.put_slice(&chunk[..n]);
                 Poll::Ready(Ok(()))
@@ -90,15 +141,17 @@ impl<S: AsyncWrite + Unpin> hyper::rt::Write for Io<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
+        let result = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.progressed(result, cx)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
+        let result = Pin::new(&mut self.stream).poll_flush(cx);
+        self.progressed(result, cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_close(cx)
+        Pin::new(&mut self.stream).poll_close(cx)
     }
 
     fn poll_write_vectored(
@@ -106,7 +159,8 @@ impl<S: AsyncWrite + Unpin> hyper::rt::Write for Io<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write_vectored(cx, bufs)
+        let result = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.progressed(result, cx)
     }
 }
 
@@ -143,12 +197,19 @@ pub const MAX_TARGET: usize = 8_000;
 /// The largest request head read (request line and header fields); a larger one gets 431.
 pub const MAX_HEAD: usize = 80 * 1024;
 
+/// A refusal of the edge itself; the connection is closed after it, as hyper does after
+/// the requests it cannot parse.
 fn plain(status: hyper::StatusCode, text: &'static str) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
     *response.status_mut() = status;
-    response.headers_mut().insert(
+    let headers = response.headers_mut();
+    headers.insert(
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static("text/plain;charset=UTF-8"),
+    );
+    headers.insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
     );
     response
 }
@@ -169,10 +230,26 @@ where
             .uri()
             .path_and_query()
             .map_or(0, |t| t.as_str().len());
+        let hosts = request
+            .headers()
+            .get_all(hyper::header::HOST)
+            .iter()
+            .count();
         let mut response = if target > MAX_TARGET {
             plain(
                 hyper::StatusCode::URI_TOO_LONG,
                 "Request-target too long.\n",
+            )
+        } else if request.version() == hyper::Version::HTTP_11 && hosts != 1 {
+            // RFC 9112, 3.2: exactly one Host header field in an HTTP/1.1 request.
+            plain(
+                hyper::StatusCode::BAD_REQUEST,
+                "An HTTP/1.1 request needs exactly one Host header.\n",
+            )
+        } else if request.method() == hyper::Method::CONNECT {
+            plain(
+                hyper::StatusCode::METHOD_NOT_ALLOWED,
+                "This server is no proxy.\n",
             )
         } else {
             handle(request)
@@ -193,7 +270,7 @@ where
         // Also the idle timeout: hyper waits at most this long for the next request's head.
         .header_read_timeout(limits.idle_timeout)
         .keep_alive(true)
-        .serve_connection(Io(stream), service);
+        .serve_connection(Io::new(stream, limits.idle_timeout), service);
     if let Err(error) = connection.await {
         log::debug!("connection ended: {error}");
     }
@@ -302,7 +379,8 @@ mod tests {
         assert_eq!(Limits::for_open_files(1024).max_connections, 768);
         assert_eq!(Limits::for_open_files(100).max_connections, 36);
         assert_eq!(Limits::for_open_files(10).max_connections, 8);
-        assert_eq!(Limits::for_open_files(1 << 20).max_connections, 786_432);
+        assert_eq!(Limits::for_open_files(20_000).max_connections, 4_096);
+        assert_eq!(Limits::for_open_files(1 << 20).max_connections, 4_096);
     }
 
     #[test]

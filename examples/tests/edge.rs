@@ -167,7 +167,14 @@ fn malformed_requests_get_their_status_and_the_server_keeps_serving() {
         "a".repeat(1 << 20)
     );
     let garbage: Vec<u8> = (0..=255u8).cycle().take(1024).collect();
-    let cases: [(&str, &[u8], u16); 7] = [
+    let cases: [(&str, &[u8], u16); 10] = [
+        ("HTTP/1.1 without Host", b"GET /search HTTP/1.1\r\n\r\n", 400),
+        (
+            "two Host headers",
+            b"GET /search HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            400,
+        ),
+        ("CONNECT", b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 405),
         ("an 8 KiB request-target", long_target.as_bytes(), 414),
         ("a 64 KiB request-target", huge_target.as_bytes(), 414),
         ("a 1 MiB header", huge_header.as_bytes(), 431),
@@ -259,6 +266,42 @@ fn running_out_of_descriptors_never_ends_the_server() {
             "{stderr}"
         );
         assert!(!stderr.contains("accept failed"), "{runtime}: {stderr}");
+    }
+}
+
+#[test]
+fn a_client_that_never_reads_its_answers_is_cut_off() {
+    for runtime in RUNTIMES {
+        let server = Server::start(
+            runtime,
+            &["--max-connections", "1", "--idle-timeout", "1"],
+            None,
+        );
+        // The only slot: a client that pipelines 20,000 requests and reads nothing, so the
+        // server's writes stall once the socket buffers are full.
+        let hog = TcpStream::connect(server.addr).expect("connect");
+        let mut writer = hog.try_clone().expect("clone");
+        let flood = std::thread::spawn(move || {
+            let _ = writer.set_write_timeout(Some(Duration::from_secs(15)));
+            let request = b"GET /search?q=load HTTP/1.1\r\nHost: x\r\n\r\n";
+            for _ in 0..20_000 {
+                if writer.write_all(request).is_err() {
+                    break;
+                }
+            }
+        });
+        std::thread::sleep(Duration::from_millis(500));
+        // A second client waits for the slot: it is served once the first is cut off.
+        let started = Instant::now();
+        assert_eq!(get(server.addr, "/search"), Some(200), "{runtime}");
+        let waited = started.elapsed();
+        assert!(
+            waited < Duration::from_secs(5),
+            "{runtime}: waited {waited:?}"
+        );
+        drop(hog);
+        let _ = flood.join();
+        server.stop();
     }
 }
 

@@ -22,14 +22,7 @@ fn outcome(sample: Option<u8>) -> Outcome {
     }
 }
 
-const PATHS: &[&str] = &[
-    "/",
-    "/search?q=x",
-    "/api",
-    "/api/v1/x",
-    "/admin/",
-    "/css/a.css",
-];
+const PATHS: &[&str] = &["/", "/search?q=x", "/api/v1/x", "/admin/", "/css/a.css"];
 
 /// Fess's rule on a plain path at a given cluster CPU.
 fn fess(path: &str, web: i32, api: i32, cpu: u8) -> Decision {

@@ -85,7 +85,7 @@ fn canonical_targets_keep_their_class() {
         ("/search/caf%C3%A9", Route::Web),
         ("/images/a%20b.png", Route::Excluded),
         ("/.well-known/x", Route::Web),
-        ("/api", Route::Web),
+        ("/api", Route::Ambiguous),
         ("/api/", Route::Api),
         ("/", Route::Web),
     ] {

@@ -4,11 +4,11 @@ use load_core::opensearch::parse_node_stats;
 use load_core::{CpuPercent, Decision, FailureCounter, FailureLevel, LoadControl, Route, classify};
 use proptest::prelude::*;
 
-/// Paths whose classification is plain (no obfuscation), one of each kind.
+/// Paths whose classification is plain (no obfuscation), one of each kind. (`/api` alone is
+/// left out: it is ambiguous here, stricter than Fess, see `tests/classes.rs`.)
 const PATHS: &[&str] = &[
     "/",
     "/search?q=rust",
-    "/api",
     "/api/",
     "/api/v1/documents?q=x",
     "/admin/",

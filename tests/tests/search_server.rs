@@ -221,7 +221,8 @@ async fn lazy_start_is_visible_at_the_stub<R: Serve>() {
 
 /// Targets and their class. The server classifies the target as received, before anything
 /// normalises it, so its class is the core's.
-const TARGETS: [(&str, Route); 25] = [
+const TARGETS: [(&str, Route); 26] = [
+    ("/api", Route::Ambiguous),
     ("/search;.css", Route::Web),
     ("/api/v1/search;.js", Route::Api),
     ("/admin/../search", Route::Ambiguous),
