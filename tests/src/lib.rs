@@ -21,6 +21,24 @@ pub fn wait_until(timeout: std::time::Duration, mut condition: impl FnMut() -> b
     condition()
 }
 
+/// Polls `condition` every 10 ms on runtime `R`'s timer until it holds or `timeout` passes;
+/// whether it held. The async counterpart of [`wait_until`], for scenarios on a runtime.
+pub async fn eventually<R: load_core::rt::Runtime>(
+    timeout: std::time::Duration,
+    mut condition: impl FnMut() -> bool,
+) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if condition() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        load_core::Sleep::sleep(&R::default(), std::time::Duration::from_millis(10)).await;
+    }
+}
+
 /// Runs each listed `async fn name<R>()` scenario as a `#[test]` on smol (`on_smol::name`)
 /// and on async-std (`on_async_std::name`), under that runtime's executor. The calling
 /// test crate needs `smol`, `async-std`, `load-smol` and `load-async-std`.

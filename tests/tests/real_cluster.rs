@@ -22,7 +22,7 @@ use load_core::{
 };
 use load_examples::app::App;
 use load_examples::server::{Serve, bind, start_app};
-use load_tests::logs;
+use load_tests::{eventually, logs};
 
 /// Runs each scenario on both runtimes as an ignored test.
 macro_rules! real_cluster_on_both_runtimes {
@@ -216,19 +216,6 @@ fn node_ids(stats: &serde_json::Value) -> Vec<String> {
         .collect();
     ids.sort();
     ids
-}
-
-async fn eventually<R: Runtime>(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if condition() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        load_core::Sleep::sleep(&R::default(), Duration::from_millis(20)).await;
-    }
 }
 
 // ---- 1. the source polls it -------------------------------------------------------------

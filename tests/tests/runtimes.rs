@@ -14,7 +14,7 @@ use load_core::{
     Config, CpuPercent, CpuSource, Decision, FixedSource, OpenSearchOptions, OpenSearchSource,
     Route, SourceErrorKind, Url,
 };
-use load_tests::{Reply, Stub};
+use load_tests::{Reply, Stub, eventually};
 
 const INTERVAL: Duration = Duration::from_millis(50);
 
@@ -33,20 +33,6 @@ fn source(stub: &Stub, timeout: Duration) -> OpenSearchSource {
 
 fn guard<R: Runtime>(stub: &Stub, web: i32, api: i32) -> LoadGuard<R, OpenSearchSource> {
     LoadGuard::with_source(&config(web, api), source(stub, Duration::from_secs(2)))
-}
-
-/// Polls `condition` every 10 ms on the runtime's timer until it holds or `timeout` passes.
-async fn eventually<R: Runtime>(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if condition() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        load_core::Sleep::sleep(&R::default(), Duration::from_millis(10)).await;
-    }
 }
 
 async fn pause<R: Runtime>(duration: Duration) {
