@@ -1,11 +1,11 @@
 //! The adaptive gate: background work waits while this machine's CPU is at or above a
 //! threshold, and resumes by itself when a sample below it arrives.
 
+use crate::atomic::{AtomicI32, AtomicU32, Ordering};
 use core::cell::RefCell;
 use core::fmt;
 use core::future::Future;
 use core::pin::{Pin, pin};
-use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 

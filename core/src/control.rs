@@ -1,8 +1,8 @@
 //! The request decision: classify, then one atomic word says whether the class is rejected.
 
+use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use core::cell::Cell;
 use core::fmt;
-use core::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 
 use embassy_sync::blocking_mutex::CriticalSectionMutex;
 

@@ -1,7 +1,7 @@
 //! The latest CPU sample in one atomic word, and the consecutive-failure rule.
 
+use crate::atomic::{AtomicU32, Ordering};
 use core::fmt;
-use core::sync::atomic::{AtomicU32, Ordering};
 
 /// A CPU usage percentage, `0..=100`.
 ///

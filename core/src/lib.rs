@@ -4,6 +4,12 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+/// The atomics: the core's own, or `portable-atomic`'s on targets without compare-and-swap.
+#[cfg(not(feature = "portable-atomic"))]
+pub(crate) use core::sync::atomic;
+#[cfg(feature = "portable-atomic")]
+pub(crate) use portable_atomic as atomic;
+
 mod adaptive;
 pub mod busy;
 mod config;

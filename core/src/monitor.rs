@@ -1,10 +1,10 @@
 //! The poll loop: sample a [`CpuSource`] at a fixed rate, store into a [`Sink`], apply the
 //! failure rule, log. One loop serves the cluster monitor and the local sampler.
 
+use crate::atomic::{AtomicBool, Ordering};
 use core::fmt;
 use core::future::{Future, poll_fn};
 use core::pin::pin;
-use core::sync::atomic::{AtomicBool, Ordering};
 use core::task::Poll;
 use core::time::Duration;
 

@@ -1,9 +1,9 @@
 //! Where CPU samples come from: the [`CpuSource`] trait, its sample and error types, and
 //! allocation-free test doubles.
 
+use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use core::fmt;
 use core::future::Future;
-use core::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 
 use crate::opensearch::{NodeStats, ParseError};
 use crate::{CpuPercent, Snippet};
