@@ -18,13 +18,16 @@ cargo build --release -q -p load-examples --example axum
 # Control on (80/90) with a cluster that refuses connections: every poll fails fast and load
 # control fails open, so each request takes the layer's admitted path. No adaptive sampling.
 config="$(mktemp)"
-trap 'rm -f "$config"; kill $(jobs -p) 2>/dev/null || true' EXIT
+pids="$(mktemp)"
+# The servers start in command substitutions (subshells): their pids go to a file.
+trap 'kill $(cat "$pids") 2>/dev/null || true; rm -f "$config" "$pids"' EXIT
 printf 'search_engine.http.url=http://127.0.0.1:9\nweb.load.control=80\napi.load.control=90\nadaptive.load.control=0\n' >"$config"
 
 start() { # ARGS... -> prints the address
   local out
   out="$(mktemp)"
   RUST_LOG=error ./target/release/examples/axum --listen 127.0.0.1:0 --config "$config" "$@" >"$out" 2>/dev/null &
+  echo $! >>"$pids"
   for _ in $(seq 100); do
     if grep -q '^listening on ' "$out"; then
       sed -n 's/^listening on http:\/\///p' "$out"

@@ -18,6 +18,16 @@ struct Server {
     addr: SocketAddr,
 }
 
+/// A failed assertion must not leave the server running.
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.alive() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Server {
     fn start(runtime: &str, args: &[&str], open_files: Option<u32>) -> Server {
         Server::start_with_env(runtime, args, open_files, &[])
@@ -80,6 +90,10 @@ impl Server {
 
     /// Stops it with SIGTERM; its standard error.
     fn stop(mut self) -> String {
+        self.terminate()
+    }
+
+    fn terminate(&mut self) -> String {
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
