@@ -457,6 +457,26 @@ impl<'p, 'a> Logical<'p, 'a> {
         }
     }
 
+    /// Where the logical line is, to read ahead and come back.
+    fn mark(&self) -> (Position, usize, usize, bool, bool) {
+        (
+            Properties::position(self.reader),
+            self.raw,
+            self.backslashes,
+            self.skip_blank,
+            self.done,
+        )
+    }
+
+    fn reset(
+        &mut self,
+        (position, raw, backslashes, skip_blank, done): (Position, usize, usize, bool, bool),
+    ) {
+        (self.reader.pos, self.reader.line) = (position.pos, position.line);
+        (self.raw, self.backslashes, self.skip_blank, self.done) =
+            (raw, backslashes, skip_blank, done);
+    }
+
     /// The next decoded character of the logical line; `None` at its end.
     fn unit(&mut self) -> Result<Option<Unit>, ConfigError> {
         let Some(c) = self.raw() else {
@@ -502,14 +522,7 @@ impl<'p, 'a> Logical<'p, 'a> {
             return Ok(char::from_u32(u32::from(unit)).unwrap_or(char::REPLACEMENT_CHARACTER));
         }
         // A high surrogate: a low one must follow as `\uXXXX`, else it stands alone.
-        let saved = (
-            self.reader.pos,
-            self.reader.line,
-            self.raw,
-            self.backslashes,
-            self.skip_blank,
-            self.done,
-        );
+        let saved = self.mark();
         if self.raw() == Some('\\') && self.raw() == Some('u') {
             let low = self.code_unit()?;
             if (0xDC00..=0xDFFF).contains(&low) {
@@ -517,14 +530,7 @@ impl<'p, 'a> Logical<'p, 'a> {
                 return Ok(char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER));
             }
         }
-        (
-            self.reader.pos,
-            self.reader.line,
-            self.raw,
-            self.backslashes,
-            self.skip_blank,
-            self.done,
-        ) = saved;
+        self.reset(saved);
         Ok(char::REPLACEMENT_CHARACTER)
     }
 

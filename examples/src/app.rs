@@ -328,7 +328,9 @@ pub fn segments(path: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for raw in path.split('/') {
         let name = raw.split(';').next().unwrap_or_default();
-        let decoded = percent_decode(name);
+        let decoded = percent_encoding::percent_decode_str(name)
+            .decode_utf8_lossy()
+            .into_owned();
         match decoded.as_str() {
             "" | "." => {}
             ".." => {
@@ -338,29 +340,6 @@ pub fn segments(path: &str) -> Vec<String> {
         }
     }
     out
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
-        match escaped {
-            Some(b) => {
-                out.push(b);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Escapes text for HTML.
