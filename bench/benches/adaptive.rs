@@ -24,7 +24,7 @@ fn gate_wake(waiters: usize) -> Duration {
         let (gate, done) = (Rc::clone(&gate), Rc::clone(&done));
         pool.spawner()
             .spawn_local(async move {
-                gate.wait().await;
+                let _ = gate.wait().await;
                 done.set(done.get() + 1);
             })
             .expect("spawn");

@@ -1,23 +1,44 @@
 //! The adaptive gate: background work waits while this machine's CPU is at or above a
 //! threshold, and resumes by itself when a sample below it arrives.
 
-use crate::atomic::{AtomicI32, AtomicU32, Ordering};
-use core::cell::RefCell;
+use crate::atomic::{AtomicBool, AtomicI32, Ordering};
 use core::fmt;
 use core::future::Future;
 use core::pin::{Pin, pin};
-use core::task::{Context, Poll, Waker};
+use core::task::{Context, Poll};
 use core::time::Duration;
 
-use embassy_sync::blocking_mutex::Mutex;
 use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
 use futures::future::{Either, select};
 
+use crate::waiters::{Registration, WaitList};
 use crate::{Clock, CpuGauge, CpuPercent, Instant, Sleep};
 
-/// Waker slots in the gate itself; waiters beyond these are reached through a chain (see
-/// [`AdaptiveGate`]).
-const SLOTS: usize = 16;
+/// How a wait on an [`AdaptiveGate`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[must_use = "a stopped gate means the work should end"]
+pub enum Pass {
+    /// The gate is open: do the next unit of work.
+    Proceed,
+    /// The timeout passed first (timed waits only).
+    TimedOut,
+    /// The gate was stopped ([`AdaptiveGate::stop`]): end the work.
+    Stopped,
+}
+
+impl Pass {
+    /// Whether work may proceed.
+    #[must_use]
+    pub const fn is_proceed(self) -> bool {
+        matches!(self, Pass::Proceed)
+    }
+
+    /// Whether the gate was stopped.
+    #[must_use]
+    pub const fn is_stopped(self) -> bool {
+        matches!(self, Pass::Stopped)
+    }
+}
 
 /// Pauses background work while the local CPU is at or above a threshold.
 ///
@@ -25,7 +46,13 @@ const SLOTS: usize = 16;
 /// [`AdaptiveGate::store`] with each sample; workers `await` [`AdaptiveGate::wait`] before
 /// each unit of work. A wait completes at once when the gate is disabled (threshold
 /// `<= 0`), when the CPU is unknown, or when it is below the threshold; otherwise it sleeps
-/// until a sample below the threshold is stored.
+/// until a sample below the threshold is stored, or until the gate is stopped.
+///
+/// # Stopping
+///
+/// [`AdaptiveGate::stop`] releases every waiter at once with [`Pass::Stopped`], and every
+/// later wait returns it at once: background work sees that it should end, even while the
+/// CPU is high.
 ///
 /// # Waking without polling or allocation
 ///
@@ -40,33 +67,25 @@ const SLOTS: usize = 16;
 /// by waiters that must sleep and by the sampler, never by a wait that passes.
 ///
 /// ```
-/// use load_core::{AdaptiveGate, CpuPercent};
+/// use load_core::{AdaptiveGate, CpuPercent, Pass};
 /// # futures::executor::block_on(async {
 /// static GATE: AdaptiveGate = AdaptiveGate::new(50);
 ///
 /// GATE.store(CpuPercent::new(30));
-/// GATE.wait().await; // below 50 %: passes at once
-/// assert!(GATE.is_open());
+/// assert_eq!(GATE.wait().await, Pass::Proceed); // below 50 %: passes at once
 ///
 /// GATE.store(CpuPercent::new(80));
 /// assert!(!GATE.is_open()); // a `wait()` now sleeps until a sample below 50 % is stored
+///
+/// GATE.stop(); // ... or until the gate is stopped
+/// assert_eq!(GATE.wait().await, Pass::Stopped);
 /// # });
 /// ```
 pub struct AdaptiveGate<M: RawMutex = CriticalSectionRawMutex> {
     threshold: AtomicI32,
     gauge: CpuGauge,
-    waiting: AtomicU32,
-    state: Mutex<M, RefCell<State>>,
-}
-
-struct State {
-    slots: [Option<Waker>; SLOTS],
-    next: usize,
-    /// Bumped on every opening: registrations from earlier epochs were consumed.
-    epoch: u32,
-    /// Bumped when a dropped waiter hands its carried waker back: registrations from
-    /// before may have lost their chain and are renewed on their next poll.
-    repair: u32,
+    stopped: AtomicBool,
+    waiters: WaitList<M>,
 }
 
 impl<M: RawMutex> AdaptiveGate<M> {
@@ -77,13 +96,8 @@ impl<M: RawMutex> AdaptiveGate<M> {
         AdaptiveGate {
             threshold: AtomicI32::new(threshold),
             gauge: CpuGauge::new(),
-            waiting: AtomicU32::new(0),
-            state: Mutex::new(RefCell::new(State {
-                slots: [const { None }; SLOTS],
-                next: 0,
-                epoch: 0,
-                repair: 0,
-            })),
+            stopped: AtomicBool::new(false),
+            waiters: WaitList::new(),
         }
     }
 
@@ -97,7 +111,7 @@ impl<M: RawMutex> AdaptiveGate<M> {
     pub fn set_threshold(&self, threshold: i32) {
         self.threshold.store(threshold, Ordering::Relaxed);
         if self.is_open() {
-            self.open();
+            self.waiters.wake_all();
         }
     }
 
@@ -114,9 +128,23 @@ impl<M: RawMutex> AdaptiveGate<M> {
     }
 
     /// Whether work may proceed now: disabled, CPU unknown, or CPU below the threshold.
+    /// A stopped gate is not open.
     #[must_use]
     pub fn is_open(&self) -> bool {
-        self.open_for(self.gauge.cpu())
+        !self.is_stopped() && self.open_for(self.gauge.cpu())
+    }
+
+    /// Stops the gate for good: every waiter, sleeping now or later, gets
+    /// [`Pass::Stopped`]. Sticky.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        self.waiters.wake_all();
+    }
+
+    /// Whether [`AdaptiveGate::stop`] was called.
+    #[must_use]
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::Acquire)
     }
 
     fn open_for(&self, cpu: Option<CpuPercent>) -> bool {
@@ -131,7 +159,7 @@ impl<M: RawMutex> AdaptiveGate<M> {
     /// How many [`AdaptiveGate::wait`]s are sleeping now.
     #[must_use]
     pub fn waiting(&self) -> u32 {
-        self.waiting.load(Ordering::Relaxed)
+        self.waiters.waiting()
     }
 
     /// Records a sample of the local CPU (`None`: cannot measure). A sample that opens the
@@ -141,7 +169,7 @@ impl<M: RawMutex> AdaptiveGate<M> {
     pub fn store(&self, cpu: Option<CpuPercent>) {
         self.gauge.store(cpu);
         if self.open_for(cpu) {
-            self.open();
+            self.waiters.wake_all();
         } else if let (Some(cpu), n @ 1..) = (cpu, self.waiting()) {
             log::info!(
                 "Cpu Load {}% is greater than {}%. {} waiting thread(s).",
@@ -152,60 +180,58 @@ impl<M: RawMutex> AdaptiveGate<M> {
         }
     }
 
-    /// Wakes every waiter: the gate is open.
-    fn open(&self) {
-        let wakers = self.state.lock(|state| {
-            let mut state = state.borrow_mut();
-            state.epoch = state.epoch.wrapping_add(1);
-            core::mem::replace(&mut state.slots, [const { None }; SLOTS])
-        });
-        // Woken outside the lock: a waker may run arbitrary executor code.
-        wakers.into_iter().flatten().for_each(Waker::wake);
-    }
-
-    /// Waits until work may proceed (see [`AdaptiveGate::is_open`]).
+    /// Waits until work may proceed ([`Pass::Proceed`], see [`AdaptiveGate::is_open`]) or
+    /// the gate is stopped ([`Pass::Stopped`]).
     ///
     /// Cancel-safe: dropping the future leaves the gate consistent.
     pub fn wait(&self) -> Wait<'_, M> {
         Wait {
             gate: self,
-            registration: None,
-            own: None,
-            carried: None,
-            counted: false,
+            registration: Registration::new(),
         }
     }
 
-    /// Waits until work may proceed or `deadline` passes, whichever comes first. Returns
-    /// `true` if the gate opened, `false` on timeout (Fess's timed wait).
+    /// Waits until work may proceed, the gate is stopped or `deadline` passes, whichever
+    /// comes first (Fess's timed wait).
     ///
-    /// A gate that is open returns `true` at once, even after the deadline.
+    /// A gate that is open returns [`Pass::Proceed`] at once, even after the deadline.
     pub async fn wait_until<C: Clock, S: Sleep>(
         &self,
         clock: &C,
         sleep: &S,
         deadline: Instant,
-    ) -> bool {
-        if self.is_open() {
-            return true;
+    ) -> Pass {
+        if let Some(pass) = self.pass_now() {
+            return pass;
         }
         let remaining = deadline.saturating_duration_since(clock.now());
         if remaining.is_zero() {
-            return false;
+            return Pass::TimedOut;
         }
         self.wait_timeout(sleep, remaining).await
     }
 
     /// [`AdaptiveGate::wait_until`] with a relative timeout.
-    pub async fn wait_timeout<S: Sleep>(&self, sleep: &S, timeout: Duration) -> bool {
-        if self.is_open() {
-            return true;
+    pub async fn wait_timeout<S: Sleep>(&self, sleep: &S, timeout: Duration) -> Pass {
+        if let Some(pass) = self.pass_now() {
+            return pass;
         }
         let wait = pin!(self.wait());
         let timer = pin!(sleep.sleep(timeout));
         match select(wait, timer).await {
-            Either::Left(((), _)) => true,
-            Either::Right(((), _)) => self.is_open(),
+            Either::Left((pass, _)) => pass,
+            Either::Right(((), _)) => self.pass_now().unwrap_or(Pass::TimedOut),
+        }
+    }
+
+    /// The outcome of a wait that would not sleep, if it would not.
+    fn pass_now(&self) -> Option<Pass> {
+        if self.is_stopped() {
+            Some(Pass::Stopped)
+        } else if self.is_open() {
+            Some(Pass::Proceed)
+        } else {
+            None
         }
     }
 }
@@ -216,6 +242,7 @@ impl<M: RawMutex> fmt::Debug for AdaptiveGate<M> {
             .field("threshold", &self.threshold())
             .field("cpu", &self.gauge.cpu())
             .field("waiting", &self.waiting())
+            .field("stopped", &self.is_stopped())
             .finish()
     }
 }
@@ -224,89 +251,32 @@ impl<M: RawMutex> fmt::Debug for AdaptiveGate<M> {
 #[must_use = "futures do nothing unless awaited"]
 pub struct Wait<'a, M: RawMutex = CriticalSectionRawMutex> {
     gate: &'a AdaptiveGate<M>,
-    /// `(epoch, repair)` of the gate when this waiter last registered.
-    registration: Option<(u32, u32)>,
-    /// The waker we registered, to notice when the task's waker changes.
-    own: Option<Waker>,
-    /// The waker this waiter displaced from a slot; it must be woken when we finish.
-    carried: Option<Waker>,
-    counted: bool,
-}
-
-impl<M: RawMutex> Wait<'_, M> {
-    fn finish(&mut self) {
-        if let Some(waker) = self.carried.take() {
-            waker.wake();
-        }
-        if self.counted {
-            self.counted = false;
-            self.gate.waiting.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
+    registration: Registration,
 }
 
 impl<M: RawMutex> Future for Wait<'_, M> {
-    type Output = ();
+    type Output = Pass;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Pass> {
         let this = &mut *self;
-        if this.gate.is_open() {
-            this.finish();
-            return Poll::Ready(());
-        }
-        let mut to_wake = None;
-        let open = this.gate.state.lock(|state| {
-            let mut state = state.borrow_mut();
-            let current = (state.epoch, state.repair);
-            let same_task = this.own.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
-            if this.registration != Some(current) || !same_task {
-                // Our earlier chain (if any) was consumed or broken: pass on what we carry
-                // and take a slot again.
-                to_wake = this.carried.take();
-                let slot = state.next;
-                state.next = (slot + 1) % SLOTS;
-                this.carried = state.slots[slot].replace(cx.waker().clone());
-                this.own = Some(cx.waker().clone());
-                this.registration = Some(current);
-            }
-            // Checked under the lock, after registering: a sample stored before this point
-            // is visible here, one stored after it will find our waker.
-            this.gate.is_open()
-        });
-        if let Some(waker) = to_wake {
-            waker.wake();
-        }
-        if open {
-            this.finish();
-            return Poll::Ready(());
-        }
-        if !this.counted {
-            this.counted = true;
-            this.gate.waiting.fetch_add(1, Ordering::Relaxed);
-        }
-        Poll::Pending
+        let gate = this.gate;
+        this.registration
+            .poll(&gate.waiters, cx, || gate.pass_now().is_some())
+            .map(|()| gate.pass_now().unwrap_or(Pass::Proceed))
     }
 }
 
 impl<M: RawMutex> Drop for Wait<'_, M> {
     fn drop(&mut self) {
-        if self.carried.is_some() {
-            // The waiter we carry is no longer reachable from the gate: make every
-            // registration renew itself on its next poll, and poll that waiter now.
-            self.gate.state.lock(|state| {
-                let mut state = state.borrow_mut();
-                state.repair = state.repair.wrapping_add(1);
-            });
-        }
-        self.finish();
+        self.registration.release(&self.gate.waiters);
     }
 }
 
 impl<M: RawMutex> fmt::Debug for Wait<'_, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Wait")
-            .field("registered", &self.registration.is_some())
-            .field("carries_waker", &self.carried.is_some())
+            .field("registered", &self.registration.is_registered())
+            .field("carries_waker", &self.registration.carries_waker())
             .finish()
     }
 }
@@ -315,7 +285,7 @@ impl<M: RawMutex> fmt::Debug for Wait<'_, M> {
 mod tests {
     use std::sync::Arc;
     use std::sync::atomic::AtomicUsize;
-    use std::task::Wake;
+    use std::task::{Wake, Waker};
     use std::vec::Vec;
 
     use super::*;
@@ -519,19 +489,47 @@ mod tests {
         let gate: AdaptiveGate = AdaptiveGate::new(50);
         let clock = ManualClock::new(Instant::ZERO);
         gate.store(cpu(75));
-        let opened =
+        let pass =
             futures::executor::block_on(gate.wait_until(&clock, &clock, Instant::from_secs(3)));
-        assert!(!opened);
+        assert_eq!(pass, Pass::TimedOut);
         assert_eq!(clock.now(), Instant::from_secs(3));
         assert_eq!(gate.waiting(), 0, "the timed-out waiter is gone");
-        assert!(!futures::executor::block_on(gate.wait_until(
-            &clock,
-            &clock,
-            Instant::from_secs(1)
-        )));
+        assert_eq!(
+            futures::executor::block_on(gate.wait_until(&clock, &clock, Instant::from_secs(1))),
+            Pass::TimedOut
+        );
         gate.store(cpu(5));
-        assert!(futures::executor::block_on(
-            gate.wait_timeout(&clock, Duration::ZERO)
-        ));
+        assert_eq!(
+            futures::executor::block_on(gate.wait_timeout(&clock, Duration::ZERO)),
+            Pass::Proceed
+        );
+    }
+
+    #[test]
+    fn stopping_releases_every_waiter_with_stopped() {
+        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        gate.store(cpu(90));
+        let mut tasks: Vec<Task<'_>> = (0..1_000).map(|_| Task::new(&gate)).collect();
+        for task in &mut tasks {
+            assert!(!task.poll());
+        }
+        assert_eq!(gate.waiting(), 1_000);
+        gate.stop();
+        let mut seen = std::vec![0; tasks.len()];
+        run_woken(&mut tasks, &mut seen);
+        assert!(tasks.iter().all(|t| t.done), "every waiter released");
+        assert_eq!(gate.waiting(), 0);
+        // Later waits, timed or not, end at once with Stopped, though the CPU is high.
+        assert!(!gate.is_open());
+        assert_eq!(futures::executor::block_on(gate.wait()), Pass::Stopped);
+        let clock = ManualClock::new(Instant::ZERO);
+        assert_eq!(
+            futures::executor::block_on(gate.wait_timeout(&clock, Duration::from_secs(5))),
+            Pass::Stopped
+        );
+        assert_eq!(clock.now(), Instant::ZERO, "no sleep");
+        // A low sample does not undo the stop.
+        gate.store(cpu(1));
+        assert_eq!(futures::executor::block_on(gate.wait()), Pass::Stopped);
     }
 }

@@ -27,8 +27,9 @@ mod snippet;
 mod source;
 mod stats;
 mod time;
+mod waiters;
 
-pub use adaptive::{AdaptiveGate, Wait};
+pub use adaptive::{AdaptiveGate, Pass, Wait};
 pub use config::{
     Config, ConfigError, ConfigErrorKind, CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER,
     MAX_SECONDS, Mode, Smoothing, Url, UrlError, keys,

@@ -3,14 +3,15 @@
 
 use crate::atomic::{AtomicBool, Ordering};
 use core::fmt;
-use core::future::{Future, poll_fn};
-use core::pin::pin;
-use core::task::Poll;
+use core::future::Future;
+use core::pin::{Pin, pin};
+use core::task::{Context, Poll};
 use core::time::Duration;
 
-use embassy_sync::blocking_mutex::raw::RawMutex;
-use embassy_sync::waitqueue::AtomicWaker;
+use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
 use futures::future::{Either, select};
+
+use crate::waiters::{Registration, WaitList};
 
 use crate::{
     AdaptiveGate, Clock, CpuPercent, CpuSample, CpuSource, FailureCounter, Instant, LoadControl,
@@ -119,7 +120,8 @@ impl LoadControl {
     }
 }
 
-/// A request to stop a monitor, shared between the monitor and its owner.
+/// A request to stop, shared between a monitor (or any task) and its owners: any number of
+/// tasks may wait on it at once, and a request wakes all of them.
 ///
 /// `const`-constructible; [`Stop::request`] is sticky.
 ///
@@ -133,7 +135,7 @@ impl LoadControl {
 /// ```
 pub struct Stop {
     requested: AtomicBool,
-    waker: AtomicWaker,
+    waiters: WaitList<CriticalSectionRawMutex>,
 }
 
 impl Stop {
@@ -142,14 +144,15 @@ impl Stop {
     pub const fn new() -> Stop {
         Stop {
             requested: AtomicBool::new(false),
-            waker: AtomicWaker::new(),
+            waiters: WaitList::new(),
         }
     }
 
-    /// Asks the monitor to stop; it does at its next step (mid-poll or mid-sleep).
+    /// Asks to stop, and wakes every task waiting in [`Stop::wait`]. A monitor stops at its
+    /// next step (mid-poll or mid-sleep).
     pub fn request(&self) {
         self.requested.store(true, Ordering::Release);
-        self.waker.wake();
+        self.waiters.wake_all();
     }
 
     /// Whether a stop was requested.
@@ -158,19 +161,19 @@ impl Stop {
         self.requested.load(Ordering::Acquire)
     }
 
-    /// Completes once a stop is requested. One task at a time may wait.
-    pub fn wait(&self) -> impl Future<Output = ()> + Send + '_ {
-        poll_fn(|cx| {
-            if self.is_requested() {
-                return Poll::Ready(());
-            }
-            self.waker.register(cx.waker());
-            if self.is_requested() {
-                Poll::Ready(())
-            } else {
-                Poll::Pending
-            }
-        })
+    /// Completes once a stop is requested. Any number of tasks may wait at once, without
+    /// allocation; cancel-safe.
+    pub fn wait(&self) -> StopWait<'_> {
+        StopWait {
+            stop: self,
+            registration: Registration::new(),
+        }
+    }
+
+    /// How many [`Stop::wait`]s are sleeping now.
+    #[must_use]
+    pub fn waiting(&self) -> u32 {
+        self.waiters.waiting()
     }
 }
 
@@ -184,6 +187,39 @@ impl fmt::Debug for Stop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Stop")
             .field("requested", &self.is_requested())
+            .field("waiting", &self.waiting())
+            .finish()
+    }
+}
+
+/// The future of [`Stop::wait`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct StopWait<'a> {
+    stop: &'a Stop,
+    registration: Registration,
+}
+
+impl Future for StopWait<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let stop = this.stop;
+        this.registration
+            .poll(&stop.waiters, cx, || stop.is_requested())
+    }
+}
+
+impl Drop for StopWait<'_> {
+    fn drop(&mut self) {
+        self.registration.release(&self.stop.waiters);
+    }
+}
+
+impl fmt::Debug for StopWait<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StopWait")
+            .field("requested", &self.stop.is_requested())
             .finish()
     }
 }
@@ -495,5 +531,58 @@ mod tests {
         stop.request();
         assert!(monitor.as_mut().poll(&mut cx).is_ready());
         assert_eq!(source.taken(), 1);
+    }
+
+    #[test]
+    fn a_stop_wakes_every_waiter_however_many() {
+        use std::sync::Arc;
+        use std::task::{Context, Wake, Waker};
+
+        struct Count(std::sync::atomic::AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let stop = Stop::new();
+        // Two owners waiting at once (the bug: one waker slot, the first was forgotten),
+        // and many more behind them.
+        let mut waits: Vec<_> = (0..100).map(|_| Box::pin(stop.wait())).collect();
+        let counts: Vec<_> = (0..100)
+            .map(|_| Arc::new(Count(std::sync::atomic::AtomicUsize::new(0))))
+            .collect();
+        for (wait, count) in waits.iter_mut().zip(&counts) {
+            let waker = Waker::from(Arc::clone(count));
+            assert!(
+                wait.as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_pending()
+            );
+        }
+        assert_eq!(stop.waiting(), 100);
+        stop.request();
+        // Each woken waiter, when polled, wakes the one it carries: poll until all are done.
+        let mut done = vec![false; 100];
+        loop {
+            let mut progressed = false;
+            for i in 0..100 {
+                if !done[i] && counts[i].0.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+                    let waker = Waker::from(Arc::clone(&counts[i]));
+                    done[i] = waits[i]
+                        .as_mut()
+                        .poll(&mut Context::from_waker(&waker))
+                        .is_ready();
+                    progressed |= done[i];
+                }
+            }
+            if !progressed {
+                break;
+            }
+        }
+        assert!(
+            done.iter().all(|d| *d),
+            "every waiter was woken and finished"
+        );
+        assert_eq!(stop.waiting(), 0);
     }
 }

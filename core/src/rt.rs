@@ -12,7 +12,7 @@ use crate::busy::{self, BusyResponse};
 use crate::monitor::{self, Schedule, Stop};
 use crate::{
     AdaptiveGate, Clock, Config, ConfigError, CpuPercent, CpuSource, Decision, FailureCounter,
-    Instant, LoadControl, Route, Sleep, SourceError,
+    Instant, LoadControl, Pass, Route, Sleep, SourceError,
 };
 
 /// A runtime as the handles need it: spawn a task, and sleep (the [`Sleep`] supertrait).
@@ -353,7 +353,7 @@ impl<R: Runtime, S> LoadGuard<R, S> {
     }
 
     /// Stops the monitor and waits until it has stopped. Later controlled requests do not
-    /// start it again. One task at a time may await it.
+    /// start it again. Any number of tasks (and clones) may call it at once.
     pub async fn shutdown(&self) {
         self.inner.shared.task.shutdown().await;
     }
@@ -491,27 +491,30 @@ impl<R: Runtime> Adaptive<R> {
     }
 
     /// Waits until work may proceed: at once when the gate is disabled, the CPU is unknown
-    /// or below the threshold; else until a sample below the threshold arrives.
-    pub async fn wait(&self) {
+    /// or below the threshold; else until a sample below the threshold arrives. Returns
+    /// [`Pass::Stopped`] instead once [`Adaptive::shutdown`] was called, at once, however
+    /// high the CPU: end the work then.
+    pub async fn wait(&self) -> Pass {
         let shared = &self.inner.shared;
         if shared.gate.is_open() {
-            return;
+            return Pass::Proceed;
         }
         let started = std::time::Instant::now();
-        shared.gate.wait().await;
+        let pass = shared.gate.wait().await;
         self.account(started);
+        pass
     }
 
-    /// [`Adaptive::wait`] for at most `timeout`; `false` if it timed out.
-    pub async fn wait_timeout(&self, timeout: Duration) -> bool {
+    /// [`Adaptive::wait`] for at most `timeout`: [`Pass::TimedOut`] if it timed out.
+    pub async fn wait_timeout(&self, timeout: Duration) -> Pass {
         let shared = &self.inner.shared;
         if shared.gate.is_open() {
-            return true;
+            return Pass::Proceed;
         }
         let started = std::time::Instant::now();
-        let opened = shared.gate.wait_timeout(&self.inner.runtime, timeout).await;
+        let pass = shared.gate.wait_timeout(&self.inner.runtime, timeout).await;
         self.account(started);
-        opened
+        pass
     }
 
     fn account(&self, started: std::time::Instant) {
@@ -537,12 +540,12 @@ impl<R: Runtime> Adaptive<R> {
 
     /// [`Adaptive::wait`] for a plain thread: blocks it. Do not call it on an executor's
     /// thread.
-    pub fn wait_blocking(&self) {
-        futures::executor::block_on(self.wait());
+    pub fn wait_blocking(&self) -> Pass {
+        futures::executor::block_on(self.wait())
     }
 
     /// [`Adaptive::wait_timeout`] for a plain thread: blocks it.
-    pub fn wait_blocking_timeout(&self, timeout: Duration) -> bool {
+    pub fn wait_blocking_timeout(&self, timeout: Duration) -> Pass {
         futures::executor::block_on(self.wait_timeout(timeout))
     }
 
@@ -591,15 +594,18 @@ impl<R: Runtime> Adaptive<R> {
         &self.inner.shared.clock
     }
 
-    /// Stops the sampler and waits until it has stopped; waits pass from then on only as
-    /// the last sample allows. One task at a time may await it.
+    /// Stops the gate and the sampler, and waits until the sampler has stopped. Every wait,
+    /// sleeping now or later, on a task or a plain thread, returns [`Pass::Stopped`] at
+    /// once. Any number of tasks (and clones) may call it at once.
     pub async fn shutdown(&self) {
+        self.inner.shared.gate.stop();
         self.inner.shared.task.shutdown().await;
     }
 }
 
 impl<R> Drop for AdaptiveInner<R> {
     fn drop(&mut self) {
+        self.shared.gate.stop();
         self.shared.task.stop.request();
     }
 }

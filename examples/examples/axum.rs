@@ -134,8 +134,8 @@ async fn main() -> ExitCode {
     // Background work: each unit waits while this machine is busy.
     let crawler = state.clone();
     tokio::spawn(async move {
-        loop {
-            crawler.background.wait().await;
+        // Ends when the gate is shut down.
+        while crawler.background.wait().await.is_proceed() {
             crawler.crawled.fetch_add(1, Ordering::Relaxed);
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

@@ -102,8 +102,7 @@ impl<R: Runtime> App<R> {
     /// until [`App::shutdown`].
     pub async fn crawl(&self) {
         let work = async {
-            loop {
-                self.background.wait().await;
+            while self.background.wait().await.is_proceed() {
                 self.crawled.fetch_add(1, Ordering::Relaxed);
                 load_smol::Sleep::sleep(&R::default(), Duration::from_millis(50)).await;
             }

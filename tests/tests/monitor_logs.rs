@@ -107,7 +107,7 @@ async fn adaptive_sampler<R: Runtime>() {
     assert!(wait_until(Duration::from_secs(5), || source.taken() >= taken + 5));
     source.set(CpuPercent::new(10));
     for waiter in waiters {
-        waiter.join().expect("waiter");
+        assert_eq!(waiter.join().expect("waiter"), load_core::Pass::Proceed);
     }
     gate.shutdown().await;
 

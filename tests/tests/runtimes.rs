@@ -12,7 +12,7 @@ use load_core::opensearch::ParseError;
 use load_core::rt::{Adaptive, LoadGuard, Runtime};
 use load_core::{
     Config, CpuPercent, CpuSource, Decision, FixedSource, OpenSearchOptions, OpenSearchSource,
-    Route, SourceErrorKind, Url,
+    Pass, Route, SourceErrorKind, Url,
 };
 use load_tests::{Reply, Stub, eventually};
 
@@ -386,7 +386,7 @@ async fn waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample<R: Runt
     for _ in 0..100 {
         let (gate, done) = (gate.clone(), Arc::clone(&done));
         R::default().spawn(async move {
-            gate.wait().await;
+            assert_eq!(gate.wait().await, Pass::Proceed);
             done.fetch_add(1, Ordering::SeqCst);
         });
     }
@@ -413,11 +413,17 @@ async fn wait_timeout_returns_false_after_its_deadline<R: Runtime>() {
     let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(95))).await);
     let started = Instant::now();
-    assert!(!gate.wait_timeout(Duration::from_millis(150)).await);
+    assert_eq!(
+        gate.wait_timeout(Duration::from_millis(150)).await,
+        Pass::TimedOut
+    );
     assert!(started.elapsed() >= Duration::from_millis(150));
     assert_eq!(gate.waiting(), 0);
     source.set(CpuPercent::new(5));
-    assert!(gate.wait_timeout(Duration::from_secs(5)).await);
+    assert_eq!(
+        gate.wait_timeout(Duration::from_secs(5)).await,
+        Pass::Proceed
+    );
     gate.shutdown().await;
 }
 
@@ -425,9 +431,9 @@ async fn a_disabled_gate_never_waits_nor_samples<R: Runtime>() {
     for threshold in [0, -10] {
         let source = leaked(100);
         let gate = Adaptive::<R>::with_source_every(threshold, Duration::from_millis(10), source);
-        gate.wait().await;
-        assert!(gate.wait_timeout(Duration::ZERO).await);
-        gate.wait_blocking();
+        assert_eq!(gate.wait().await, Pass::Proceed);
+        assert_eq!(gate.wait_timeout(Duration::ZERO).await, Pass::Proceed);
+        assert_eq!(gate.wait_blocking(), Pass::Proceed);
         pause::<R>(Duration::from_millis(50)).await;
         assert_eq!(source.taken(), 0);
     }
@@ -444,7 +450,7 @@ async fn ten_thousand_waiters_cost_no_polling<R: Runtime>() {
     for _ in 0..10_000 {
         let (gate, done) = (gate.clone(), Arc::clone(&done));
         R::default().spawn(async move {
-            gate.wait().await;
+            assert_eq!(gate.wait().await, Pass::Proceed);
             done.fetch_add(1, Ordering::SeqCst);
         });
     }
@@ -471,13 +477,16 @@ async fn plain_threads_block_and_resume<R: Runtime>() {
     let source = leaked(90);
     let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
-    assert!(!gate.wait_blocking_timeout(Duration::from_millis(50)));
+    assert_eq!(
+        gate.wait_blocking_timeout(Duration::from_millis(50)),
+        Pass::TimedOut
+    );
     let done = Arc::new(AtomicUsize::new(0));
     let threads: Vec<_> = (0..4)
         .map(|_| {
             let (gate, done) = (gate.clone(), Arc::clone(&done));
             std::thread::spawn(move || {
-                gate.wait_blocking();
+                assert_eq!(gate.wait_blocking(), Pass::Proceed);
                 done.fetch_add(1, Ordering::SeqCst);
             })
         })
@@ -513,6 +522,65 @@ async fn shutdown_stops_the_tasks<R: Runtime>() {
         after,
         "no sample after the last handle is gone"
     );
+}
+
+/// A shutdown while the CPU is high releases every parked waiter, task or thread, with
+/// `Stopped`; two clones shutting down at once both return (the stop signal used to keep a
+/// single waker, so one of two waiters could wait forever).
+async fn shutdown_releases_parked_work_and_many_callers<R: Runtime>() {
+    let source = leaked(95);
+    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
+    assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(95))).await);
+    let stopped = Arc::new(AtomicUsize::new(0));
+    for _ in 0..50 {
+        let (gate, stopped) = (gate.clone(), Arc::clone(&stopped));
+        R::default().spawn(async move {
+            if gate.wait().await == Pass::Stopped {
+                stopped.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+    }
+    let threads: Vec<_> = (0..3)
+        .map(|_| {
+            let gate = gate.clone();
+            std::thread::spawn(move || gate.wait_blocking())
+        })
+        .collect();
+    assert!(eventually::<R>(Duration::from_secs(5), || gate.waiting() == 53).await);
+    let (a, b) = (gate.clone(), gate.clone());
+    let both = Arc::new(AtomicUsize::new(0));
+    for handle in [a, b] {
+        let both = Arc::clone(&both);
+        R::default().spawn(async move {
+            handle.shutdown().await;
+            both.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    assert!(eventually::<R>(Duration::from_secs(5), || both.load(Ordering::SeqCst) == 2).await);
+    assert!(
+        eventually::<R>(Duration::from_secs(5), || stopped.load(Ordering::SeqCst)
+            == 50)
+        .await
+    );
+    for thread in threads {
+        assert_eq!(thread.join().expect("waiter thread"), Pass::Stopped);
+    }
+    assert_eq!(gate.wait().await, Pass::Stopped, "later waits end at once");
+
+    // The request guard: two shutdowns at once, both return.
+    let stub = Stub::start(Reply::cpu(&[10]));
+    let guard = guard::<R>(&stub, 80, 100);
+    let _ = guard.check("/");
+    assert!(stub.wait_for_requests(1, Duration::from_secs(5)));
+    let both = Arc::new(AtomicUsize::new(0));
+    for handle in [guard.clone(), guard.clone()] {
+        let both = Arc::clone(&both);
+        R::default().spawn(async move {
+            handle.shutdown().await;
+            both.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    assert!(eventually::<R>(Duration::from_secs(5), || both.load(Ordering::SeqCst) == 2).await);
 }
 
 async fn fleet_jitter_delays_the_first_poll_within_its_window<R: Runtime>() {
@@ -557,5 +625,6 @@ load_tests::on_both_runtimes!(
     ten_thousand_waiters_cost_no_polling,
     plain_threads_block_and_resume,
     shutdown_stops_the_tasks,
+    shutdown_releases_parked_work_and_many_callers,
     fleet_jitter_delays_the_first_poll_within_its_window,
 );
