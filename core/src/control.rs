@@ -1,6 +1,9 @@
 //! The request decision: classify, then one atomic word says whether the class is rejected.
 
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
+
+/// `LoadControl::endpoint` before any successful poll.
+const NO_ENDPOINT: u8 = u8::MAX;
 use core::cell::Cell;
 use core::fmt;
 
@@ -146,6 +149,8 @@ pub struct LoadControl {
     /// Nodes that answered, and that failed, in the last successful poll.
     nodes: AtomicU32,
     failed_nodes: AtomicU32,
+    /// The address that answered the last successful poll; `NO_ENDPOINT` before one.
+    endpoint: AtomicU8,
     /// `Retry-After` base (low 17 bits) and jitter (high 15 bits), in seconds.
     retry: AtomicU32,
     /// xorshift32 state for the jitter.
@@ -198,6 +203,7 @@ impl LoadControl {
             transitions: AtomicU32::new(0),
             nodes: AtomicU32::new(0),
             failed_nodes: AtomicU32::new(0),
+            endpoint: AtomicU8::new(NO_ENDPOINT),
             retry: AtomicU32::new(pack_retry(config.retry_after, config.retry_after_jitter)),
             rng: AtomicU32::new(0x9E37_79B9),
         }
@@ -520,6 +526,22 @@ impl LoadControl {
     pub fn record_nodes(&self, nodes: u32, failed: u32) {
         self.nodes.store(nodes, Ordering::Relaxed);
         self.failed_nodes.store(failed, Ordering::Relaxed);
+    }
+
+    /// Records which of the source's addresses answered a successful poll.
+    pub fn record_endpoint(&self, endpoint: u8) {
+        self.endpoint
+            .store(endpoint.min(NO_ENDPOINT - 1), Ordering::Relaxed);
+    }
+
+    /// Which of the source's addresses answered the last successful poll (an index into
+    /// [`crate::ClusterUrls`]); `None` before the first.
+    #[must_use]
+    pub fn endpoint(&self) -> Option<u8> {
+        match self.endpoint.load(Ordering::Relaxed) {
+            NO_ENDPOINT => None,
+            endpoint => Some(endpoint),
+        }
     }
 
     /// Nodes that answered and that failed in the last successful poll.

@@ -26,13 +26,14 @@ mod signal;
 mod snippet;
 mod source;
 mod stats;
+mod text;
 mod time;
 mod waiters;
 
 pub use adaptive::{AdaptiveGate, Pass, Wait};
 pub use config::{
-    Config, ConfigError, ConfigErrorKind, CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER,
-    MAX_SECONDS, Mode, Smoothing, Url, UrlError, keys,
+    ClusterUrls, Config, ConfigError, ConfigErrorKind, CpuSourceKind, DEFAULT_TAU, FailurePolicy,
+    MAX_JITTER, MAX_SECONDS, Mode, Origin, Smoothing, Url, UrlError, keys,
 };
 pub use control::{Decision, LoadControl, Settings};
 pub use gauge::{CpuGauge, CpuPercent, FailureCounter, FailureLevel, Reading};
@@ -49,4 +50,5 @@ pub use source::{CpuSample, CpuSource, FixedSource, ScriptedSource, SourceError,
 #[cfg(feature = "opensearch")]
 pub use source::{OpenSearchOptions, OpenSearchSource};
 pub use stats::Stats;
+pub use text::{Secret, Text};
 pub use time::{Clock, Instant, ManualClock, Sleep};

@@ -74,6 +74,7 @@ impl Sink for LoadControl {
 
     fn record_sample(&self, now: Instant, sample: &CpuSample) {
         self.record_nodes(sample.nodes, sample.failed);
+        self.record_endpoint(sample.endpoint);
         Sink::record(self, now, Outcome::Sample(sample.cpu));
     }
 }

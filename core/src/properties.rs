@@ -44,7 +44,7 @@
 
 use core::fmt;
 
-use crate::{ConfigError, ConfigErrorKind, Snippet};
+use crate::{ConfigError, ConfigErrorKind, Origin, Snippet};
 
 /// How the bytes of a properties file were read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -536,7 +536,7 @@ impl<'p, 'a> Logical<'p, 'a> {
 
     fn malformed(&self) -> ConfigError {
         ConfigError {
-            line: self.start_line,
+            at: Origin::Line(self.start_line),
             key: Snippet::new(""),
             value: self.reader.rest_of_line(),
             kind: ConfigErrorKind::MalformedEscape,
@@ -631,8 +631,8 @@ mod tests {
             .find_map(Result::err)
             .expect("an error");
         assert_eq!(
-            (error.line, error.kind),
-            (2, ConfigErrorKind::MalformedEscape)
+            (error.at, error.kind),
+            (Origin::Line(2), ConfigErrorKind::MalformedEscape)
         );
         let error = Properties::new(b"a=\\u12")
             .find_map(Result::err)

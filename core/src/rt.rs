@@ -93,6 +93,14 @@ pub enum SetupError {
     MissingClusterUrl,
     /// The CPU source could not be created.
     Source(SourceError),
+    /// The interval is shorter than the source can measure (set in code; a file's
+    /// shortest interval, 1 s, is always long enough).
+    IntervalTooShort {
+        /// The interval asked for.
+        interval: Duration,
+        /// The shortest the source measures.
+        minimum: Duration,
+    },
 }
 
 impl fmt::Display for SetupError {
@@ -110,6 +118,11 @@ impl fmt::Display for SetupError {
                 "search_engine.http.url is not set: HTTP load control needs the cluster's address",
             ),
             SetupError::Source(error) => write!(f, "cannot set up the CPU source: {error}"),
+            SetupError::IntervalTooShort { interval, minimum } => write!(
+                f,
+                "load.control.monitor.interval of {interval:?} is shorter than this machine's CPU \
+                 can be measured ({minimum:?})"
+            ),
         }
     }
 }
@@ -119,7 +132,7 @@ impl std::error::Error for SetupError {
         match self {
             SetupError::Read { error, .. } => Some(error),
             SetupError::Config { error, .. } => Some(error),
-            SetupError::MissingClusterUrl => None,
+            SetupError::MissingClusterUrl | SetupError::IntervalTooShort { .. } => None,
             SetupError::Source(error) => Some(error),
         }
     }
@@ -131,25 +144,42 @@ impl From<SourceError> for SetupError {
     }
 }
 
-/// Reads a `fess_config.properties`-style file on top of the defaults.
-///
-/// # Errors
-///
-/// [`SetupError::Read`] or [`SetupError::Config`], both naming the file.
+/// Reads a `fess_config.properties`-style file on top of the defaults, then Fess's
+/// environment variables on top of the file ([`Config::apply_env`]:
+/// `SEARCH_ENGINE_HTTP_URL`, `SEARCH_ENGINE_USERNAME`, `SEARCH_ENGINE_PASSWORD`), as Fess
+/// does.
 ///
 /// The bytes are read as UTF-8 when they are valid UTF-8, else as ISO-8859-1 (as Java's
 /// resource bundles do); which one is logged at INFO.
+///
+/// # Errors
+///
+/// [`SetupError::Read`] or [`SetupError::Config`], both naming the file (and the line or
+/// the variable at fault).
 pub fn read_config(path: impl AsRef<Path>) -> Result<Config, SetupError> {
+    read_config_with_env(path, |name| std::env::var(name).ok())
+}
+
+/// [`read_config`] with the environment looked up by `var` (tests, or a process that keeps
+/// its settings elsewhere).
+///
+/// # Errors
+///
+/// As [`read_config`].
+pub fn read_config_with_env(
+    path: impl AsRef<Path>,
+    var: impl FnMut(&str) -> Option<String>,
+) -> Result<Config, SetupError> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|error| SetupError::Read {
         path: path.to_owned(),
         error,
     })?;
-    let (config, encoding) =
-        Config::from_properties_bytes(&bytes).map_err(|error| SetupError::Config {
-            path: Some(path.to_owned()),
-            error,
-        })?;
+    let config_error = |error| SetupError::Config {
+        path: Some(path.to_owned()),
+        error,
+    };
+    let (mut config, encoding) = Config::from_properties_bytes(&bytes).map_err(config_error)?;
     match encoding {
         crate::properties::Encoding::Utf8 => {
             log::info!("Read {} as {encoding}", path.display());
@@ -159,7 +189,46 @@ pub fn read_config(path: impl AsRef<Path>) -> Result<Config, SetupError> {
             path.display()
         ),
     }
+    config.apply_env(var).map_err(config_error)?;
     Ok(config)
+}
+
+/// Fess's defaults with its environment variables applied ([`Config::apply_env`]): the
+/// configuration when there is no file.
+///
+/// # Errors
+///
+/// [`SetupError::Config`] naming the variable at fault.
+pub fn env_config() -> Result<Config, SetupError> {
+    let mut config = Config::new();
+    config
+        .apply_env(|name| std::env::var(name).ok())
+        .map_err(|error| SetupError::Config { path: None, error })?;
+    Ok(config)
+}
+
+/// Checks a configuration before a handle is built from it ([`Config::validate`]).
+fn validated(config: &Config) -> Result<(), SetupError> {
+    config
+        .validate()
+        .map_err(|error| SetupError::Config { path: None, error })
+}
+
+/// Warns when only one of the user and the password is set: Fess then sends no
+/// credentials, and neither does this crate.
+fn warn_half_credentials(config: &Config) {
+    match (
+        &config.search_engine_username,
+        &config.search_engine_password,
+    ) {
+        (Some(_), None) => log::warn!(
+            "search_engine.username is set but search_engine.password is not: no credentials are sent"
+        ),
+        (None, Some(_)) => log::warn!(
+            "search_engine.password is set but search_engine.username is not: no credentials are sent"
+        ),
+        _ => {}
+    }
 }
 
 /// A background task's stop request and its "finished" signal.
@@ -225,6 +294,11 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
     /// your own, where the adapter's `Default` would pick another).
     #[must_use]
     pub fn with_source_on(config: &Config, source: S, runtime: R) -> Self {
+        Self::build(config, Some(source), runtime)
+    }
+
+    /// A guard; without a source, the monitor never starts.
+    fn build(config: &Config, source: Option<S>, runtime: R) -> Self {
         LoadGuard {
             inner: Arc::new(GuardInner {
                 shared: Arc::new(GuardShared {
@@ -235,7 +309,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
                     jitter: config.monitor_jitter,
                     clock: StdClock::new(),
                 }),
-                source: Mutex::new(Some(source)),
+                source: Mutex::new(source),
                 runtime,
             }),
         }
@@ -318,6 +392,17 @@ impl<R: Runtime, S> LoadGuard<R, S> {
     /// mode, failure policy, staleness, smoothing, hysteresis and `Retry-After` take effect
     /// at once. The cluster address and the interval are fixed at construction.
     pub fn reload(&self, config: &Config) {
+        let no_source = self
+            .inner
+            .source
+            .lock()
+            .map_or(false, |source| source.is_none());
+        if config.http_control_enabled() && no_source && !self.monitor_started() {
+            log::warn!(
+                "HTTP load control is now on, but it was off at start, so no cluster client was \
+                 built: restart to poll the cluster (until then every request is admitted)"
+            );
+        }
         self.control().reconfigure(config);
     }
 
@@ -621,28 +706,42 @@ impl<R: Runtime> fmt::Debug for Adaptive<R> {
 
 #[cfg(feature = "opensearch")]
 impl<R: Runtime> LoadGuard<R, crate::OpenSearchSource> {
-    /// A guard polling the cluster at `config.search_engine_url`.
+    /// A guard polling the cluster at `config.search_engine_url` (one address or Fess's
+    /// comma-separated list, round robin after failures), with the credentials and CA of
+    /// its keys ([`crate::OpenSearchOptions::from_config`]).
+    ///
+    /// With HTTP control off (both thresholds at 100 or above) no HTTP client is built:
+    /// the guard admits everything and never polls, and no address is needed.
     ///
     /// # Errors
     ///
-    /// [`SetupError::MissingClusterUrl`] when HTTP control is on and no URL is set;
-    /// [`SetupError::Source`] when the source cannot be created. With HTTP control off
-    /// and no URL, the guard is built anyway (it admits everything and never polls).
+    /// [`SetupError::Config`] when the configuration is invalid ([`Config::validate`]);
+    /// [`SetupError::MissingClusterUrl`] when HTTP control is on and no address is set;
+    /// [`SetupError::Source`] when the source cannot be created (unreadable CA file).
     pub fn from_config(config: &Config) -> Result<Self, SetupError> {
-        let url = match config.search_engine_url {
-            Some(url) => url,
-            None if config.http_control_enabled() => return Err(SetupError::MissingClusterUrl),
-            // Never polled: any syntactically valid address will do.
-            None => crate::Url::parse("http://localhost:9200")
-                .map_err(|_| SetupError::MissingClusterUrl)?,
-        };
-        Ok(Self::with_source(
-            config,
-            crate::OpenSearchSource::new(&url)?,
-        ))
+        Self::from_config_on(config, R::default())
     }
 
-    /// [`LoadGuard::from_config`] with the configuration of a properties file.
+    /// [`LoadGuard::from_config`], spawning the monitor with `runtime`.
+    ///
+    /// # Errors
+    ///
+    /// As [`LoadGuard::from_config`].
+    pub fn from_config_on(config: &Config, runtime: R) -> Result<Self, SetupError> {
+        validated(config)?;
+        if !config.http_control_enabled() {
+            return Ok(Self::build(config, None, runtime));
+        }
+        if config.search_engine_url.is_none() {
+            return Err(SetupError::MissingClusterUrl);
+        }
+        warn_half_credentials(config);
+        let source = crate::OpenSearchSource::from_config(config)?;
+        Ok(Self::build(config, Some(source), runtime))
+    }
+
+    /// [`LoadGuard::from_config`] with the configuration of a properties file and the
+    /// environment ([`read_config`]).
     ///
     /// # Errors
     ///
@@ -653,23 +752,98 @@ impl<R: Runtime> LoadGuard<R, crate::OpenSearchSource> {
 }
 
 #[cfg(feature = "system")]
-impl<R: Runtime> Adaptive<R> {
-    /// A gate at `config.adaptive_threshold` on this machine's CPU: the host's or, as
-    /// `adaptive.load.control.source` says, the cgroup's ([`crate::SystemSource::with_kind`]).
+impl<R: Runtime> LoadGuard<R, crate::SystemSource> {
+    /// Single-box mode: a guard whose "cluster" CPU is this machine's own (the host's),
+    /// for a search engine that runs on the same machine as the server, or when no cluster
+    /// address is known. An explicit choice: [`LoadGuard::from_config`] never falls back
+    /// to it.
+    ///
+    /// ```no_run
+    /// # fn f() -> Result<(), load_core::rt::SetupError> {
+    /// # #[derive(Clone, Default)] struct Rt;
+    /// # impl load_core::Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
+    /// # impl load_core::rt::Runtime for Rt { fn spawn(&self, _: impl std::future::Future<Output = ()> + Send + 'static) {} }
+    /// use load_core::{Config, rt::LoadGuard};
+    ///
+    /// let config = Config::from_properties("web.load.control=80")?;
+    /// let guard = LoadGuard::<Rt, _>::single_box(&config)?;
+    /// # let _ = guard; Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
-    /// [`SetupError::Source`] when this system's CPU cannot be read.
+    /// [`SetupError::Config`] when the configuration is invalid;
+    /// [`SetupError::IntervalTooShort`] when the interval (set in code) is shorter than
+    /// the CPU can be measured; [`SetupError::Source`] when it cannot be measured at all.
+    pub fn single_box(config: &Config) -> Result<Self, SetupError> {
+        validated(config)?;
+        check_interval(config.monitor_interval)?;
+        let source =
+            crate::SystemSource::with_kind(crate::CpuSourceKind::Host, crate::DEFAULT_CGROUP_ROOT)?;
+        Ok(Self::with_source(config, source))
+    }
+}
+
+/// The source of a disabled gate: no sampler runs, so it is never asked.
+#[cfg(feature = "system")]
+struct NeverSampled;
+
+#[cfg(feature = "system")]
+impl CpuSource for NeverSampled {
+    async fn sample(&mut self) -> Result<crate::CpuSample, SourceError> {
+        Err(SourceError::of(crate::SourceErrorKind::Unsupported))
+    }
+}
+
+/// Refuses an interval shorter than this machine's CPU can be measured.
+#[cfg(feature = "system")]
+fn check_interval(interval: Duration) -> Result<(), SetupError> {
+    let minimum = crate::SystemSource::minimum_interval();
+    if interval < minimum {
+        return Err(SetupError::IntervalTooShort { interval, minimum });
+    }
+    Ok(())
+}
+
+#[cfg(feature = "system")]
+impl<R: Runtime> Adaptive<R> {
+    /// A gate at `config.adaptive_threshold` on this machine's CPU: the host's or, as
+    /// `adaptive.load.control.source` says, the cgroup's ([`crate::SystemSource::with_kind`]).
+    /// With adaptive control off (`<= 0`), no CPU source is built and nothing samples.
+    ///
+    /// # Errors
+    ///
+    /// [`SetupError::Config`] when the configuration is invalid;
+    /// [`SetupError::IntervalTooShort`] when the interval (set in code) is shorter than
+    /// the CPU can be measured; [`SetupError::Source`] when this system's CPU cannot be
+    /// read.
     pub fn from_config(config: &Config) -> Result<Self, SetupError> {
-        let interval = config
-            .monitor_interval
-            .max(crate::SystemSource::minimum_interval());
+        Self::from_config_on(config, R::default())
+    }
+
+    /// [`Adaptive::from_config`], sampling on `runtime`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Adaptive::from_config`].
+    pub fn from_config_on(config: &Config, runtime: R) -> Result<Self, SetupError> {
+        validated(config)?;
+        if !config.adaptive_enabled() {
+            return Ok(Self::with_source_every_on(
+                config.adaptive_threshold,
+                config.monitor_interval,
+                NeverSampled,
+                runtime,
+            ));
+        }
+        check_interval(config.monitor_interval)?;
         let source =
             crate::SystemSource::with_kind(config.adaptive_source, crate::DEFAULT_CGROUP_ROOT)?;
-        Ok(Self::with_source_every(
+        Ok(Self::with_source_every_on(
             config.adaptive_threshold,
-            interval,
+            config.monitor_interval,
             source,
+            runtime,
         ))
     }
 }

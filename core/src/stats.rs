@@ -37,6 +37,9 @@ pub struct Stats {
     pub nodes: u32,
     /// Nodes that the last successful poll reported as failed.
     pub failed_nodes: u32,
+    /// Which of the cluster's addresses answered the last successful poll (an index into
+    /// [`crate::Config::search_engine_url`]); `None` before the first.
+    pub endpoint: Option<u8>,
     /// Web requests rejected (in monitor mode: that would have been).
     pub rejected_web: u32,
     /// API requests rejected (in monitor mode: that would have been).
@@ -68,6 +71,7 @@ impl LoadControl {
             total_failures: failures.total(),
             nodes,
             failed_nodes,
+            endpoint: self.endpoint(),
             rejected_web: self.rejected(Route::Web),
             rejected_api: self.rejected(Route::Api),
             rejecting_web: self.is_rejecting(Route::Web),

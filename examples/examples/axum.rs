@@ -63,7 +63,7 @@ async fn stats(State(state): State<AppState>) -> Json<Value> {
 
 fn guard(config: &Config) -> Result<Guard, String> {
     let source = match &config.search_engine_url {
-        Some(url) => Either::Left(OpenSearchSource::new(url).map_err(|e| e.to_string())?),
+        Some(_) => Either::Left(OpenSearchSource::from_config(config).map_err(|e| e.to_string())?),
         None => Either::Right(
             SystemSource::with_kind(CpuSourceKind::Host, DEFAULT_CGROUP_ROOT)
                 .map_err(|e| e.to_string())?,

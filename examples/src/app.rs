@@ -47,9 +47,9 @@ impl<R: Runtime> App<R> {
     /// A one-line description when a CPU source cannot be set up.
     pub fn new(config: Config) -> Result<Arc<App<R>>, String> {
         let cluster: ClusterSource = match &config.search_engine_url {
-            Some(url) => Either::Left(
-                OpenSearchSource::new(url)
-                    .map_err(|e| format!("search_engine.http.url {url}: {e}"))?,
+            Some(urls) => Either::Left(
+                OpenSearchSource::from_config(&config)
+                    .map_err(|e| format!("search_engine.http.url {urls}: {e}"))?,
             ),
             // Single-box: the search engine runs on this host, so it is the host's CPU.
             None => Either::Right(
@@ -134,7 +134,6 @@ impl<R: Runtime> App<R> {
             log::info!("Configuration reloaded: nothing changed");
             return;
         }
-        let mut applied = *new;
         for (key, old, value) in &changes {
             if crate::cli::needs_restart(key) {
                 log::warn!("{key}: {old} -> {value} takes effect at the next restart");
@@ -142,10 +141,7 @@ impl<R: Runtime> App<R> {
                 log::info!("{key}: {old} -> {value}");
             }
         }
-        applied.search_engine_url = current.search_engine_url;
-        applied.monitor_interval = current.monitor_interval;
-        applied.monitor_jitter = current.monitor_jitter;
-        applied.adaptive_source = current.adaptive_source;
+        let applied = current.reloadable(new);
         self.guard.reload(&applied);
         self.background.reload(&applied);
         *current = applied;
@@ -266,9 +262,10 @@ impl<R: Runtime> App<R> {
                 "adaptive": adaptive.threshold,
             },
             "cluster": match &config.search_engine_url {
-                Some(url) => url.to_string(),
+                Some(urls) => urls.to_string(),
                 None => "local (this machine's CPU)".to_owned(),
             },
+            "cluster_answered": self.answered(),
             "local_cpu": percent(adaptive.cpu),
             "adaptive": {
                 "waits": adaptive.waits,
@@ -282,6 +279,15 @@ impl<R: Runtime> App<R> {
         })
     }
 
+    /// The address (without credentials) that answered the last successful poll, if any.
+    #[must_use]
+    pub fn answered(&self) -> Option<String> {
+        let urls = self.config().search_engine_url?;
+        let index = self.guard.stats().endpoint?;
+        urls.get(usize::from(index))
+            .map(|url| url.without_credentials().to_string())
+    }
+
     /// The `/metrics` exposition.
     #[must_use]
     pub fn metrics(&self) -> String {
@@ -289,6 +295,7 @@ impl<R: Runtime> App<R> {
             &self.guard.stats(),
             &self.background.stats(),
             self.crawled(),
+            self.answered().as_deref(),
         )
     }
 }

@@ -1,12 +1,12 @@
 //! The command line: `search-server [--config PATH] [--listen ADDR] [--runtime smol|async-std]
-//! [--opensearch URL]`.
+//! [--opensearch URL[,URL...]]`.
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use load_smol::{Config, Url, UrlError};
+use load_smol::{ClusterUrls, Config, UrlError, keys};
 
 /// Which runtime serves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,10 +49,11 @@ pub struct Options {
     pub listen: SocketAddr,
     /// `--runtime`, default smol.
     pub runtime: RuntimeKind,
-    /// `--opensearch`: overrides the file's `search_engine.http.url`.
-    pub opensearch: Option<Url>,
-    /// `$SEARCH_ENGINE_HTTP_URL`, used when neither the file nor `--opensearch` gives one.
-    pub env_url: Option<String>,
+    /// `--opensearch`: overrides `search_engine.http.url` of the file and the environment.
+    pub opensearch: Option<ClusterUrls>,
+    /// Fess's environment variables (`SEARCH_ENGINE_HTTP_URL`, `SEARCH_ENGINE_USERNAME`,
+    /// `SEARCH_ENGINE_PASSWORD`) as found at start: they override the file.
+    pub env: Vec<(&'static str, String)>,
     /// `--max-connections`: connections served at once (default: below the open-files
     /// limit, see [`crate::http::Limits::for_open_files`]).
     pub max_connections: Option<usize>,
@@ -68,7 +69,7 @@ impl Default for Options {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             runtime: RuntimeKind::Smol,
             opensearch: None,
-            env_url: None,
+            env: Vec::new(),
             max_connections: None,
             idle_timeout: None,
         }
@@ -102,16 +103,24 @@ pub const USAGE: &str = "usage: search-server [--config PATH] [--listen ADDR] \
 [--runtime smol|async-std] [--opensearch URL] [--max-connections N] [--idle-timeout SECONDS]";
 
 /// Parses the arguments after the program name. `--flag value` and `--flag=value` both work.
+/// `var` looks up environment variables (`|name| std::env::var(name).ok()`).
 ///
 /// # Errors
 ///
 /// [`CliError::Usage`] naming the flag and value at fault; [`CliError::Help`] for `--help`.
-pub fn parse_args<I>(args: I, env_url: Option<String>) -> Result<Options, CliError>
+pub fn parse_args<I>(
+    args: I,
+    mut var: impl FnMut(&str) -> Option<String>,
+) -> Result<Options, CliError>
 where
     I: IntoIterator<Item = String>,
 {
     let mut options = Options {
-        env_url: env_url.filter(|url| !url.trim().is_empty()),
+        env: keys::TABLE
+            .iter()
+            .filter_map(|key| key.variable())
+            .filter_map(|name| var(name).map(|value| (name, value)))
+            .collect(),
         ..Options::default()
     };
     let mut args = args.into_iter();
@@ -188,7 +197,7 @@ where
                 options.idle_timeout = Some(Duration::from_secs(seconds));
             }
             _ => {
-                options.opensearch = Some(Url::parse(&value).map_err(|e: UrlError| {
+                options.opensearch = Some(ClusterUrls::parse(&value).map_err(|e: UrlError| {
                     CliError::Usage(format!("--opensearch '{}': {e}", redact(&value)))
                 })?);
             }
@@ -221,89 +230,61 @@ fn redact(text: &str) -> String {
     }
 }
 
-/// Reads the configuration and settles the cluster address: `--opensearch`, else the file's
-/// `search_engine.http.url`, else `$SEARCH_ENGINE_HTTP_URL`, else none (single-box mode).
+/// Reads the configuration as Fess does: the file (or the defaults), then the environment
+/// variables over it, then `--opensearch` over both. Without any address the server runs
+/// single-box (this machine's CPU as the cluster signal).
 ///
 /// # Errors
 ///
 /// [`CliError::Setup`] with one line naming the file, line, key or variable at fault.
 pub fn load_config(options: &Options) -> Result<Config, CliError> {
+    let var = |name: &str| {
+        options
+            .env
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, value)| value.clone())
+    };
+    let setup = |e: &dyn fmt::Display| CliError::Setup(e.to_string());
     let mut config = match &options.config {
-        ConfigFrom::Defaults => Config::new(),
+        ConfigFrom::Defaults => {
+            let mut config = Config::new();
+            config.apply_env(var).map_err(|e| setup(&e))?;
+            config
+        }
         ConfigFrom::Value(config) => **config,
         ConfigFrom::File(path) => {
-            load_smol::read_config(path).map_err(|e| CliError::Setup(e.to_string()))?
+            load_smol::rt::read_config_with_env(path, var).map_err(|e| setup(&e))?
         }
     };
-    if let Some(url) = options.opensearch {
-        config.search_engine_url = Some(url);
-    } else if config.search_engine_url.is_none()
-        && let Some(text) = &options.env_url
-    {
-        let url = Url::parse(text.trim()).map_err(|e| {
-            CliError::Setup(format!("SEARCH_ENGINE_HTTP_URL '{}': {e}", redact(text)))
-        })?;
-        config.search_engine_url = Some(url);
+    if let Some(urls) = options.opensearch {
+        config.search_engine_url = Some(urls);
     }
+    config.validate().map_err(|e| setup(&e))?;
     Ok(config)
 }
 
-/// Keys whose change needs a restart (they shape tasks started once).
-const RESTART_KEYS: [&str; 4] = [
-    load_smol::keys::SEARCH_ENGINE_URL,
-    load_smol::keys::MONITOR_INTERVAL,
-    load_smol::keys::MONITOR_JITTER,
-    load_smol::keys::ADAPTIVE_SOURCE,
-];
-
-/// Whether a change of `key` needs a restart.
+/// Whether a change of `key` needs a restart ([`keys::Key::needs_restart`]).
 #[must_use]
 pub fn needs_restart(key: &str) -> bool {
-    RESTART_KEYS.contains(&key)
+    keys::find(key).is_some_and(keys::Key::needs_restart)
 }
 
-/// Every key whose value differs between `old` and `new`: (key, old value, new value).
+/// Every key whose value differs between `old` and `new`: (key, old value, new value), as
+/// [`keys::changes`] finds them, passwords shown as `***`.
 #[must_use]
 pub fn changes(old: &Config, new: &Config) -> Vec<(&'static str, String, String)> {
-    use load_smol::keys;
-    let url = |c: &Config| {
-        c.search_engine_url
-            .map_or_else(|| "(none)".to_owned(), |u| u.to_string())
+    let show = |key: &keys::Key, config: &Config| {
+        let value = key.value(config).to_string();
+        if value.is_empty() {
+            "(none)".to_owned()
+        } else {
+            value
+        }
     };
-    let smoothing = |c: &Config| match c.smoothing {
-        load_smol::Smoothing::None => "none".to_owned(),
-        load_smol::Smoothing::Ewma { tau } => format!("ewma (tau {}s)", tau.as_secs()),
-    };
-    let secs = |d: std::time::Duration| format!("{}s", d.as_secs());
-    let word = |debug: String| debug.to_lowercase();
-    let row = |key: &'static str, show: &dyn Fn(&Config) -> String| (key, show(old), show(new));
-    let rows = [
-        row(keys::WEB_LOAD_CONTROL, &|c| c.web_threshold.to_string()),
-        row(keys::API_LOAD_CONTROL, &|c| c.api_threshold.to_string()),
-        row(keys::ADAPTIVE_LOAD_CONTROL, &|c| {
-            c.adaptive_threshold.to_string()
-        }),
-        row(keys::MONITOR_INTERVAL, &|c| secs(c.monitor_interval)),
-        row(keys::RETRY_AFTER, &|c| c.retry_after.to_string()),
-        row(keys::RETRY_AFTER_JITTER, &|c| {
-            c.retry_after_jitter.to_string()
-        }),
-        row(keys::SEARCH_ENGINE_URL, &url),
-        row(keys::FAILURE_POLICY, &|c| {
-            word(format!("{:?}", c.failure_policy))
-        }),
-        row(keys::STALE_AFTER, &|c| secs(c.stale_after)),
-        row(keys::SMOOTHING, &smoothing),
-        row(keys::ENTER_SAMPLES, &|c| c.enter_samples.to_string()),
-        row(keys::EXIT_MARGIN, &|c| c.exit_margin.to_string()),
-        row(keys::MIN_HOLD, &|c| secs(c.min_hold)),
-        row(keys::MODE, &|c| word(format!("{:?}", c.mode))),
-        row(keys::MONITOR_JITTER, &|c| secs(c.monitor_jitter)),
-        row(keys::ADAPTIVE_SOURCE, &|c| {
-            word(format!("{:?}", c.adaptive_source))
-        }),
-    ];
-    rows.into_iter().filter(|(_, a, b)| a != b).collect()
+    keys::changes(old, new)
+        .map(|key| (key.name(), show(key, old), show(key, new)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -314,9 +295,13 @@ mod tests {
         list.iter().map(|s| (*s).to_owned()).collect()
     }
 
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
     #[test]
     fn defaults_and_both_flag_forms() {
-        let options = parse_args(args(&[]), None).unwrap();
+        let options = parse_args(args(&[]), no_env).unwrap();
         assert_eq!(options.listen.to_string(), "127.0.0.1:8080");
         assert_eq!(options.runtime, RuntimeKind::Smol);
         let options = parse_args(
@@ -327,12 +312,18 @@ mod tests {
                 "--opensearch",
                 "http://h:9200",
             ]),
-            None,
+            no_env,
         )
         .unwrap();
         assert_eq!(options.listen.port(), 9);
         assert_eq!(options.runtime, RuntimeKind::AsyncStd);
         assert_eq!(options.opensearch.unwrap().as_str(), "http://h:9200");
+        let options = parse_args(
+            args(&["--opensearch", "http://a:9200,http://[::1]:9200"]),
+            no_env,
+        )
+        .unwrap();
+        assert_eq!(options.opensearch.unwrap().len(), 2);
     }
 
     #[test]
@@ -353,13 +344,13 @@ mod tests {
             (&["--config"][..], "--config needs a value"),
             (&["--verbose"][..], "unknown argument '--verbose'"),
         ] {
-            let error = parse_args(args(list), None).unwrap_err().to_string();
+            let error = parse_args(args(list), no_env).unwrap_err().to_string();
             assert!(error.contains(needle), "{list:?}: {error}");
         }
-        let error = parse_args(args(&["--opensearch", "ftp://u:hunter2@x"]), None).unwrap_err();
+        let error = parse_args(args(&["--opensearch", "ftp://u:hunter2@x"]), no_env).unwrap_err();
         assert!(!error.to_string().contains("hunter2"), "{error}");
         assert!(matches!(
-            parse_args(args(&["--help"]), None),
+            parse_args(args(&["--help"]), no_env),
             Err(CliError::Help)
         ));
     }
@@ -392,41 +383,63 @@ mod tests {
     }
 
     #[test]
-    fn the_cluster_url_comes_from_flag_then_file_then_environment() {
-        let file = Config::from_properties("search_engine.http.url=http://file:9200").unwrap();
-        let mut options = parse_args(args(&[]), Some("http://env:9200".into())).unwrap();
-        assert_eq!(
-            load_config(&options)
+    fn the_cluster_url_comes_from_flag_then_environment_then_file() {
+        let dir = std::env::temp_dir().join(format!("load-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("fess_config.properties");
+        std::fs::write(&file, "search_engine.http.url=http://file:9200\n").unwrap();
+        let env =
+            |name: &str| (name == "SEARCH_ENGINE_HTTP_URL").then(|| "http://env:9200".to_owned());
+        let first = |options: &Options| {
+            load_config(options)
                 .unwrap()
                 .search_engine_url
                 .unwrap()
-                .as_str(),
-            "http://env:9200"
+                .first()
+        };
+
+        let mut options = parse_args(args(&["--config", file.to_str().unwrap()]), no_env).unwrap();
+        assert_eq!(first(&options).as_str(), "http://file:9200");
+        options = parse_args(args(&["--config", file.to_str().unwrap()]), env).unwrap();
+        assert_eq!(
+            first(&options).as_str(),
+            "http://env:9200",
+            "the environment over the file"
         );
-        options.config = ConfigFrom::Value(Box::new(file));
+        options = parse_args(args(&[]), env).unwrap();
         assert_eq!(
-            load_config(&options)
-                .unwrap()
-                .search_engine_url
-                .unwrap()
-                .as_str(),
-            "http://file:9200"
+            first(&options).as_str(),
+            "http://env:9200",
+            "and over the defaults"
         );
-        options.opensearch = Some(Url::parse("http://flag:9200").unwrap());
+        options.opensearch = Some(ClusterUrls::parse("http://flag:9200").unwrap());
         assert_eq!(
-            load_config(&options)
-                .unwrap()
-                .search_engine_url
-                .unwrap()
-                .as_str(),
-            "http://flag:9200"
+            first(&options).as_str(),
+            "http://flag:9200",
+            "the flag over both"
         );
 
-        let bad_env = parse_args(args(&[]), Some("not a url".into())).unwrap();
+        let bad_env = parse_args(args(&[]), |name: &str| {
+            (name == "SEARCH_ENGINE_HTTP_URL").then(|| "not a url".to_owned())
+        })
+        .unwrap();
         let error = load_config(&bad_env).unwrap_err().to_string();
         assert!(
-            error.starts_with("SEARCH_ENGINE_HTTP_URL 'not a url'"),
+            error.starts_with("environment variable SEARCH_ENGINE_HTTP_URL: search_engine.http.url = \"not a url\""),
             "{error}"
         );
+        // A flag URL with credentials while the environment sets a user: refused, naming both.
+        let mut both = parse_args(args(&[]), |name: &str| {
+            (name == "SEARCH_ENGINE_USERNAME").then(|| "admin".to_owned())
+        })
+        .unwrap();
+        both.opensearch = Some(ClusterUrls::parse("http://admin:Zq@h:9200").unwrap());
+        let error = load_config(&both).unwrap_err().to_string();
+        assert!(
+            error.contains("search_engine.http.url") && error.contains("search_engine.username"),
+            "{error}"
+        );
+        assert!(!error.contains("Zq"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

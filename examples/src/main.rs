@@ -36,10 +36,7 @@ fn main() -> ExitCode {
             "jemalloc background purging is off ({error}): memory freed after a flood returns more slowly"
         );
     }
-    let options = match cli::parse_args(
-        std::env::args().skip(1),
-        std::env::var("SEARCH_ENGINE_HTTP_URL").ok(),
-    ) {
+    let options = match cli::parse_args(std::env::args().skip(1), |name| std::env::var(name).ok()) {
         Ok(options) => options,
         Err(CliError::Help) => {
             println!("{}", cli::USAGE);

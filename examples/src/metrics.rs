@@ -62,8 +62,21 @@ fn counter_by_label(
 /// The exposition for one scrape. A missing value (CPU unknown, no sample yet) is left
 /// out rather than reported as 0.
 #[must_use]
-pub fn render(stats: &Stats, adaptive: &AdaptiveStats, crawled: u64) -> String {
+pub fn render(
+    stats: &Stats,
+    adaptive: &AdaptiveStats,
+    crawled: u64,
+    answered: Option<&str>,
+) -> String {
     let mut registry = Registry::with_prefix("load_control");
+    if let Some(url) = answered {
+        by_label(
+            &mut registry,
+            "cluster_answered",
+            "The cluster address that answered the last successful poll (value 1)",
+            &[(&[("url", url)], 1)],
+        );
+    }
     let mut cpu_rows: Vec<(&[(&str, &str)], i64)> = Vec::new();
     if let Some(cpu) = stats.cpu {
         cpu_rows.push((&[("value", "effective")], i64::from(cpu.get())));

@@ -8,19 +8,31 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_search-server");
 
+/// Runs the binary to its exit; one that is still running after 30 s (it started when it
+/// should have refused) is killed, and its output returned as it was.
 fn run(args: &[&str], env_url: Option<&str>) -> Output {
     let mut command = Command::new(BIN);
     command
         .args(args)
         .env_remove("SEARCH_ENGINE_HTTP_URL")
+        .env_remove("SEARCH_ENGINE_USERNAME")
+        .env_remove("SEARCH_ENGINE_PASSWORD")
         .env_remove("RUST_LOG");
     if let Some(url) = env_url {
         command.env("SEARCH_ENGINE_HTTP_URL", url);
     }
-    command
+    let mut child = command
         .stdin(Stdio::null())
-        .output()
-        .expect("run search-server")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run search-server");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().expect("wait").is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait_with_output().expect("output")
 }
 
 fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
@@ -79,8 +91,8 @@ fn bad_configuration_exits_with_one_clear_line() {
     );
     fails_with(
         &[],
-        Some("http://a:9200,http://b:9200"),
-        "SEARCH_ENGINE_HTTP_URL",
+        Some("http://a:9200,,http://b:9200"),
+        "environment variable SEARCH_ENGINE_HTTP_URL: search_engine.http.url = \"http://a:9200,,http://b:9200\": invalid URL: an empty address",
     );
     fails_with(
         &["--listen", "nowhere"],

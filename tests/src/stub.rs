@@ -195,7 +195,17 @@ impl Stub {
     /// When no loopback port can be bound.
     #[must_use]
     pub fn start(default: Reply) -> Stub {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        Stub::start_on("127.0.0.1:0", default)
+    }
+
+    /// [`Stub::start`] on `addr` (`"[::1]:0"` for IPv6 loopback).
+    ///
+    /// # Panics
+    ///
+    /// When `addr` cannot be bound.
+    #[must_use]
+    pub fn start_on(addr: &str, default: Reply) -> Stub {
+        let listener = TcpListener::bind(addr).unwrap_or_else(|e| panic!("bind {addr}: {e}"));
         let addr = listener.local_addr().expect("local addr");
         let shared = Arc::new(Shared {
             script: Mutex::new(Script {
@@ -226,7 +236,7 @@ impl Stub {
         }
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (`http://[::1]:PORT` on IPv6).
     #[must_use]
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)

@@ -18,6 +18,9 @@ pub struct CpuSample {
     pub nodes: u32,
     /// Nodes that did not answer (a cluster's `_nodes.failed`, 0 when unknown).
     pub failed: u32,
+    /// Which of the source's addresses answered, as an index into its list (0 for a source
+    /// with one address).
+    pub endpoint: u8,
 }
 
 impl CpuSample {
@@ -28,6 +31,7 @@ impl CpuSample {
             cpu,
             nodes: 1,
             failed: 0,
+            endpoint: 0,
         }
     }
 
@@ -41,7 +45,14 @@ impl CpuSample {
                 Some(failed) => failed,
                 None => 0,
             },
+            endpoint: 0,
         }
+    }
+
+    /// The same sample, answered by the address at `endpoint` of the source's list.
+    #[must_use]
+    pub const fn from_endpoint(self, endpoint: u8) -> CpuSample {
+        CpuSample { endpoint, ..self }
     }
 }
 
@@ -116,6 +127,7 @@ pub enum SourceErrorKind {
 pub struct SourceError {
     kind: SourceErrorKind,
     detail: Snippet<160>,
+    at: Snippet<96>,
 }
 
 impl SourceError {
@@ -125,6 +137,7 @@ impl SourceError {
         SourceError {
             kind,
             detail: Snippet::new(detail),
+            at: Snippet::EMPTY,
         }
     }
 
@@ -140,6 +153,7 @@ impl SourceError {
         SourceError {
             kind,
             detail: Snippet::EMPTY,
+            at: Snippet::EMPTY,
         }
     }
 
@@ -154,6 +168,30 @@ impl SourceError {
     pub fn detail(&self) -> &str {
         self.detail.as_str()
     }
+
+    /// The same error, saying which address it came from (never with a password: pass
+    /// the address without its credentials). `Display` then starts with it.
+    ///
+    /// ```
+    /// use load_core::{SourceError, SourceErrorKind};
+    ///
+    /// let error = SourceError::of(SourceErrorKind::Timeout).at("http://node2:9200");
+    /// assert_eq!(error.to_string(), "http://node2:9200: timed out");
+    /// assert_eq!(error.address(), "http://node2:9200");
+    /// ```
+    #[must_use]
+    pub fn at(self, address: &str) -> SourceError {
+        SourceError {
+            at: Snippet::new(address),
+            ..self
+        }
+    }
+
+    /// The address the error came from, if the source said ([`SourceError::at`]).
+    #[must_use]
+    pub fn address(&self) -> &str {
+        self.at.as_str()
+    }
 }
 
 impl From<ParseError> for SourceError {
@@ -164,6 +202,9 @@ impl From<ParseError> for SourceError {
 
 impl fmt::Display for SourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.at.is_empty() {
+            write!(f, "{}: ", self.at)?;
+        }
         match self.kind {
             SourceErrorKind::Connect => f.write_str("cannot connect")?,
             SourceErrorKind::Timeout => f.write_str("timed out")?,
@@ -185,6 +226,7 @@ impl fmt::Debug for SourceError {
         f.debug_struct("SourceError")
             .field("kind", &self.kind)
             .field("detail", &self.detail)
+            .field("at", &self.at)
             .finish()
     }
 }

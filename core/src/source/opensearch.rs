@@ -10,7 +10,7 @@ use futures::io::AsyncReadExt;
 use surf::http::auth::BasicAuth;
 
 use crate::opensearch::{Limits, NODE_STATS_PATH, ParseError, parse_node_stats_with};
-use crate::{CpuSample, CpuSource, SourceError, SourceErrorKind, Url};
+use crate::{ClusterUrls, Config, CpuSample, CpuSource, SourceError, SourceErrorKind, Url};
 
 /// How to reach a cluster, beyond its address.
 #[derive(Clone, Default)]
@@ -45,6 +45,23 @@ impl OpenSearchOptions {
     #[must_use]
     pub fn new() -> OpenSearchOptions {
         OpenSearchOptions::default()
+    }
+
+    /// The options Fess's keys give: basic auth from `search_engine.username` and
+    /// `search_engine.password` when both are set, the CA file of
+    /// `search_engine.http.ssl.certificate_authorities`, default timeout and body cap.
+    #[must_use]
+    pub fn from_config(config: &Config) -> OpenSearchOptions {
+        OpenSearchOptions {
+            credentials: config
+                .credentials()
+                .map(|(user, password)| (user.to_owned(), password.expose().to_owned())),
+            ca_certificate: config
+                .certificate_authorities
+                .as_ref()
+                .map(|path| PathBuf::from(path.as_str())),
+            ..OpenSearchOptions::default()
+        }
     }
 
     /// Sets the timeout of the whole exchange.
@@ -88,6 +105,12 @@ impl OpenSearchOptions {
 ///   so the `Authorization` header included, at `TRACE` under the target `async_h1`. Keep
 ///   that target below `TRACE` in your logger (with env_logger: `RUST_LOG=trace,async_h1=debug`).
 /// - One timeout around the whole exchange (surf's own stops at the headers).
+/// - Several addresses ([`OpenSearchSource::cluster`], Fess's comma-separated
+///   `search_engine.http.url`): each poll goes to one of them (any node answers for the
+///   whole cluster); after a failed poll the next goes to the next address, round robin,
+///   so one dead coordinating node does not blind the monitor. Each error names the
+///   address it came from (without its password), and each sample says which answered
+///   ([`CpuSample::endpoint`]).
 /// - A non-2xx status is an error naming the status and the first line of the body; a
 ///   `200` with failed nodes is a success whose sample records how many failed.
 ///
@@ -105,11 +128,19 @@ pub struct OpenSearchSource {
     /// What `client` was built from: a failed exchange replaces the client (and with it the
     /// connection pool) by a fresh one built from this.
     config: surf::Config,
-    stats_url: surf::Url,
-    shown: String,
-    authorization: Option<String>,
+    endpoints: Vec<Endpoint>,
+    /// The endpoint the next poll goes to.
+    current: usize,
     timeout: Duration,
     max_body: usize,
+}
+
+/// One address of the cluster.
+struct Endpoint {
+    stats_url: surf::Url,
+    /// The address without its password, for log lines and errors.
+    shown: String,
+    authorization: Option<String>,
 }
 
 /// How much of an error body is read to describe it.
@@ -138,25 +169,24 @@ impl OpenSearchSource {
         url: &Url,
         options: OpenSearchOptions,
     ) -> Result<OpenSearchSource, SourceError> {
-        let (scheme, rest) = url.without_credentials();
-        let base = format!("{scheme}{rest}");
-        let shown = url.to_string();
-        let stats_url =
-            surf::Url::parse(&format!("{}{NODE_STATS_PATH}", base.trim_end_matches('/'))).map_err(
-                |e| SourceError::new(SourceErrorKind::Connect, &format!("{shown}: {e}")),
-            )?;
+        OpenSearchSource::cluster(&ClusterUrls::from(*url), options)
+    }
 
-        let credentials = match options.credentials {
-            Some(credentials) => Some(credentials),
-            None => url
-                .credentials()
-                .map(|(user, password)| (percent_decode(user), percent_decode(password))),
-        };
-        let authorization = credentials.map(|(user, password)| {
-            let auth = BasicAuth::new(user, password);
-            auth.value().to_string()
-        });
-
+    /// A source for the cluster at these addresses, polled one at a time, the next after a
+    /// failure. Credentials in `options` are used for every address; else each address's
+    /// own userinfo, if any.
+    ///
+    /// # Errors
+    ///
+    /// As [`OpenSearchSource::with_options`].
+    pub fn cluster(
+        urls: &ClusterUrls,
+        options: OpenSearchOptions,
+    ) -> Result<OpenSearchSource, SourceError> {
+        let endpoints = urls
+            .iter()
+            .map(|url| Endpoint::new(&url, options.credentials.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut config = surf::Config::new()
             .set_timeout(None)
             .set_http_keep_alive(true)
@@ -180,23 +210,45 @@ impl OpenSearchSource {
         Ok(OpenSearchSource {
             client: client(&config),
             config,
-            stats_url,
-            shown,
-            authorization,
+            endpoints,
+            current: 0,
             timeout: options.timeout.unwrap_or(Self::DEFAULT_TIMEOUT),
             max_body: options.max_body.unwrap_or(Limits::DEFAULT.max_body),
         })
     }
 
-    /// The URL polled, without credentials.
-    #[must_use]
-    pub fn stats_url(&self) -> &str {
-        self.stats_url.as_str()
+    /// A source for `config`'s `search_engine.http.url`, with the options of its keys
+    /// ([`OpenSearchOptions::from_config`]).
+    ///
+    /// # Errors
+    ///
+    /// [`SourceErrorKind::Other`] when no address is set; else as
+    /// [`OpenSearchSource::with_options`].
+    pub fn from_config(config: &Config) -> Result<OpenSearchSource, SourceError> {
+        let urls = config.search_engine_url.ok_or_else(|| {
+            SourceError::new(
+                SourceErrorKind::Other,
+                "search_engine.http.url is not set: the cluster's address is needed",
+            )
+        })?;
+        OpenSearchSource::cluster(&urls, OpenSearchOptions::from_config(config))
     }
 
-    async fn fetch(&self) -> Result<CpuSample, SourceError> {
-        let mut request = self.client.get(self.stats_url.clone());
-        if let Some(authorization) = &self.authorization {
+    /// The URL the next poll goes to, without credentials.
+    #[must_use]
+    pub fn stats_url(&self) -> &str {
+        self.endpoints[self.current].stats_url.as_str()
+    }
+
+    /// How many addresses it polls in turn.
+    #[must_use]
+    pub fn endpoints(&self) -> usize {
+        self.endpoints.len()
+    }
+
+    async fn fetch(&self, endpoint: &Endpoint) -> Result<CpuSample, SourceError> {
+        let mut request = self.client.get(endpoint.stats_url.clone());
+        if let Some(authorization) = &endpoint.authorization {
             request = request.header("Authorization", authorization.as_str());
         }
         let mut response = request
@@ -232,7 +284,34 @@ impl OpenSearchSource {
         }
         let stats =
             parse_node_stats_with(&body, Limits::new(self.max_body, Limits::DEFAULT.max_depth))?;
-        Ok(CpuSample::cluster(&stats))
+        Ok(CpuSample::cluster(&stats).from_endpoint(u8::try_from(self.current).unwrap_or(u8::MAX)))
+    }
+}
+
+impl Endpoint {
+    fn new(url: &Url, credentials: Option<&(String, String)>) -> Result<Endpoint, SourceError> {
+        let shown = url.to_string();
+        let base = url.without_credentials();
+        let stats_url = surf::Url::parse(&format!(
+            "{}{NODE_STATS_PATH}",
+            base.as_str().trim_end_matches('/')
+        ))
+        .map_err(|e| SourceError::new(SourceErrorKind::Connect, &format!("{shown}: {e}")))?;
+        let credentials = match credentials {
+            Some(credentials) => Some(credentials.clone()),
+            None => url
+                .credentials()
+                .map(|(user, password)| (percent_decode(user), percent_decode(password))),
+        };
+        let authorization = credentials.map(|(user, password)| {
+            let auth = BasicAuth::new(user, password);
+            auth.value().to_string()
+        });
+        Ok(Endpoint {
+            stats_url,
+            shown: url.without_credentials().to_string(),
+            authorization,
+        })
     }
 }
 
@@ -306,8 +385,9 @@ impl CpuSource for OpenSearchSource {
     /// connection back to its pool, and the next poll would wait on a connection that a
     /// frozen node never answers. The next poll after a failure always connects afresh.
     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
+        let endpoint = &self.endpoints[self.current];
         let outcome = {
-            let fetch = std::pin::pin!(self.fetch());
+            let fetch = std::pin::pin!(self.fetch(endpoint));
             let timer = async_io::Timer::after(self.timeout);
             match select(fetch, timer).await {
                 Either::Left((outcome, _)) => outcome,
@@ -317,18 +397,28 @@ impl CpuSource for OpenSearchSource {
                 )),
             }
         };
-        if outcome.is_err() {
-            self.client = client(&self.config);
+        match outcome {
+            Ok(sample) => Ok(sample),
+            Err(error) => {
+                let error = error.at(&endpoint.shown);
+                self.client = client(&self.config);
+                self.current = (self.current + 1) % self.endpoints.len();
+                Err(error)
+            }
         }
-        outcome
     }
 }
 
 impl fmt::Debug for OpenSearchSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let urls: Vec<&str> = self.endpoints.iter().map(|e| e.shown.as_str()).collect();
         f.debug_struct("OpenSearchSource")
-            .field("url", &self.shown)
-            .field("authenticated", &self.authorization.is_some())
+            .field("urls", &urls)
+            .field("next", &self.current)
+            .field(
+                "authenticated",
+                &self.endpoints.iter().any(|e| e.authorization.is_some()),
+            )
             .field("timeout", &self.timeout)
             .field("max_body", &self.max_body)
             .finish()
@@ -354,7 +444,7 @@ mod tests {
             "{shown}"
         );
         assert_eq!(
-            source.authorization.as_deref(),
+            source.endpoints[0].authorization.as_deref(),
             Some(BasicAuth::new("admin", "s@cret").value().as_str())
         );
         let options = OpenSearchOptions::new().credentials("u", "hunter2");

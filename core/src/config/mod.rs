@@ -1,69 +1,17 @@
-//! Configuration: Fess's `fess_config.properties` keys and defaults, and a parser for them.
+//! Configuration: Fess's `fess_config.properties` keys and defaults, read from a file and
+//! the environment, and checked.
 
-use core::fmt;
 use core::time::Duration;
 
-use crate::Snippet;
 use crate::properties::{Encoding, Entry, Position, Properties};
+use crate::{Secret, Snippet, Text};
 
-/// The property keys this crate reads; all others are ignored.
-pub mod keys {
-    /// CPU % at or above which web requests are rejected; `>= 100` disables.
-    pub const WEB_LOAD_CONTROL: &str = "web.load.control";
-    /// CPU % at or above which API requests are rejected; `>= 100` disables.
-    pub const API_LOAD_CONTROL: &str = "api.load.control";
-    /// Seconds between polls of the cluster's CPU.
-    pub const MONITOR_INTERVAL: &str = "load.control.monitor.interval";
-    /// Local CPU % at or above which background work waits; `<= 0` disables.
-    pub const ADAPTIVE_LOAD_CONTROL: &str = "adaptive.load.control";
-    /// The search cluster's address.
-    pub const SEARCH_ENGINE_URL: &str = "search_engine.http.url";
-    /// Seconds a rejected client is told to wait (`Retry-After`).
-    pub const RETRY_AFTER: &str = "load.control.retry.after";
-    /// What a failed poll means: `open` (0 %, Fess), `hold` or `closed`.
-    pub const FAILURE_POLICY: &str = "load.control.failure.policy";
-    /// Seconds a held sample stays valid after the last successful poll.
-    pub const STALE_AFTER: &str = "load.control.stale.after";
-    /// `none` (Fess) or `ewma`.
-    pub const SMOOTHING: &str = "load.control.smoothing";
-    /// The EWMA's time constant, in seconds.
-    pub const SMOOTHING_TAU: &str = "load.control.smoothing.tau";
-    /// Consecutive samples at or above a threshold before rejecting starts.
-    pub const ENTER_SAMPLES: &str = "load.control.enter.samples";
-    /// Rejecting stops only below the threshold minus this many percent.
-    pub const EXIT_MARGIN: &str = "load.control.exit.margin";
-    /// Minimum seconds in the rejecting state.
-    pub const MIN_HOLD: &str = "load.control.min.hold";
-    /// `enforce` (Fess) or `monitor` (count and log, admit everything).
-    pub const MODE: &str = "load.control.mode";
-    /// Up to this many seconds added at random to each `Retry-After`.
-    pub const RETRY_AFTER_JITTER: &str = "load.control.retry.after.jitter";
-    /// Up to this many seconds of random delay before a monitor's first poll.
-    pub const MONITOR_JITTER: &str = "load.control.monitor.jitter";
-    /// Where the local CPU comes from: `auto`, `host` or `cgroup`.
-    pub const ADAPTIVE_SOURCE: &str = "adaptive.load.control.source";
+mod error;
+pub mod keys;
+mod url;
 
-    /// Every key above.
-    pub const ALL: [&str; 17] = [
-        WEB_LOAD_CONTROL,
-        API_LOAD_CONTROL,
-        MONITOR_INTERVAL,
-        ADAPTIVE_LOAD_CONTROL,
-        SEARCH_ENGINE_URL,
-        RETRY_AFTER,
-        FAILURE_POLICY,
-        STALE_AFTER,
-        SMOOTHING,
-        SMOOTHING_TAU,
-        ENTER_SAMPLES,
-        EXIT_MARGIN,
-        MIN_HOLD,
-        MODE,
-        RETRY_AFTER_JITTER,
-        MONITOR_JITTER,
-        ADAPTIVE_SOURCE,
-    ];
-}
+pub use error::{ConfigError, ConfigErrorKind, Origin};
+pub use url::{ClusterUrls, Url, UrlError};
 
 /// The longest interval or `Retry-After` accepted: one day, in seconds.
 pub const MAX_SECONDS: u32 = 86_400;
@@ -148,8 +96,17 @@ pub struct Config {
     pub adaptive_threshold: i32,
     /// `load.control.retry.after`: seconds in `Retry-After` and the API body. Default 60.
     pub retry_after: u32,
-    /// `search_engine.http.url`: the cluster to poll. No default.
-    pub search_engine_url: Option<Url>,
+    /// `search_engine.http.url` (`$SEARCH_ENGINE_HTTP_URL`): the cluster's addresses,
+    /// polled one at a time, the next after a failure. No default.
+    pub search_engine_url: Option<ClusterUrls>,
+    /// `search_engine.username` (`$SEARCH_ENGINE_USERNAME`): the user for HTTP basic auth,
+    /// used only when the password is set too. No default.
+    pub search_engine_username: Option<Text<128>>,
+    /// `search_engine.password` (`$SEARCH_ENGINE_PASSWORD`): its password. No default.
+    pub search_engine_password: Option<Secret>,
+    /// `search_engine.http.ssl.certificate_authorities`: a PEM file of CA certificates
+    /// that verify the cluster's certificate (besides the system's). No default.
+    pub certificate_authorities: Option<Text<512>>,
     /// `load.control.failure.policy`. Default [`FailurePolicy::Open`] (Fess).
     pub failure_policy: FailurePolicy,
     /// `load.control.stale.after`: how long `hold` and `closed` keep the last good sample.
@@ -202,6 +159,9 @@ impl Config {
         adaptive_threshold: 50,
         retry_after: 60,
         search_engine_url: None,
+        search_engine_username: None,
+        search_engine_password: None,
+        certificate_authorities: None,
         failure_policy: FailurePolicy::Open,
         stale_after: Duration::from_secs(10),
         smoothing: Smoothing::None,
@@ -286,9 +246,10 @@ impl Config {
     }
 
     /// Reads every entry (a malformed escape anywhere fails the file, as in Java), then
-    /// applies the last entry of each known key: an earlier duplicate is never judged.
+    /// applies the last entry of each known key, in [`keys::TABLE`] order: an earlier
+    /// duplicate is never judged. The credentials are checked against the addresses last.
     fn apply_entries(&mut self, mut properties: Properties<'_>) -> Result<(), ConfigError> {
-        let mut last: [Option<Position>; keys::ALL.len()] = [None; keys::ALL.len()];
+        let mut last: [Option<Position>; keys::TABLE.len()] = [None; keys::TABLE.len()];
         loop {
             let at = properties.position();
             let Some(entry) = properties.next().transpose()? else {
@@ -297,420 +258,229 @@ impl Config {
             if !entry.key_is_complete() {
                 continue;
             }
-            if let Some(i) = keys::ALL.iter().position(|key| *key == entry.key()) {
+            if let Some(i) = keys::TABLE.iter().position(|key| key.name() == entry.key()) {
                 last[i] = Some(at);
             }
         }
         let mut next = *self;
-        let mut tau = None;
-        for at in last.into_iter().flatten() {
+        for (key, at) in keys::TABLE.iter().zip(last) {
+            let Some(at) = at else { continue };
             if let Some(entry) = properties.at(at).next().transpose()? {
-                next.set(&entry, &mut tau)?;
+                next.set(key, &entry)?;
             }
         }
-        if let (Smoothing::Ewma { .. }, Some(tau)) = (next.smoothing, tau) {
-            next.smoothing = Smoothing::Ewma { tau };
-        }
+        next.check_credentials()?;
         *self = next;
         Ok(())
     }
 
-    /// Applies one entry; `tau` collects `load.control.smoothing.tau`, which may come before
-    /// or after `load.control.smoothing` and is applied once all lines are read.
-    fn set(&mut self, entry: &Entry, tau: &mut Option<Duration>) -> Result<(), ConfigError> {
-        let value = entry.value().trim_end();
-        let error = |kind| ConfigError {
-            line: entry.line(),
-            key: Snippet::new(entry.key()),
-            value: Snippet::new(value),
-            kind,
+    /// Applies one entry of `key`.
+    fn set(&mut self, key: &keys::Key, entry: &Entry) -> Result<(), ConfigError> {
+        let value = entry.value().trim();
+        let at = Origin::Line(entry.line());
+        // A value cut to the buffer would read as another value: refused, never guessed.
+        if !entry.value_is_complete() {
+            return Err(ConfigError {
+                value: if key.name() == keys::SEARCH_ENGINE_URL {
+                    cut_url(value)
+                } else {
+                    shown_value(key, value)
+                },
+                ..ConfigError::new(
+                    at,
+                    key,
+                    "",
+                    ConfigErrorKind::TooLong {
+                        max: Entry::VALUE_CAPACITY,
+                    },
+                )
+            });
+        }
+        key.parse(self, value)
+            .map_err(|kind| ConfigError::new(at, key, value, kind))
+    }
+
+    /// Applies Fess's environment variables on top of `self`: `SEARCH_ENGINE_HTTP_URL`,
+    /// `SEARCH_ENGINE_USERNAME` and `SEARCH_ENGINE_PASSWORD` (see [`keys::Key::variable`]).
+    /// A variable that is unset or blank leaves its key as it is. On error `self` is
+    /// unchanged.
+    ///
+    /// `var` looks a variable up: `|name| std::env::var(name).ok()` on an OS.
+    ///
+    /// ```
+    /// use load_core::Config;
+    ///
+    /// let mut config = Config::from_properties("search_engine.http.url=http://file:9200")?;
+    /// config.apply_env(|name| match name {
+    ///     "SEARCH_ENGINE_HTTP_URL" => Some("http://node1:9200,http://node2:9200"),
+    ///     "SEARCH_ENGINE_USERNAME" => Some("admin"),
+    ///     "SEARCH_ENGINE_PASSWORD" => Some("secret"),
+    ///     _ => None,
+    /// })?;
+    /// let urls = config.search_engine_url.expect("urls");
+    /// assert_eq!(urls.len(), 2);
+    /// assert_eq!(config.credentials().map(|(user, _)| user), Some("admin"));
+    /// # Ok::<(), load_core::ConfigError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the variable ([`Origin::Variable`]), or a conflict between
+    /// credentials in a URL and in the user/password keys.
+    pub fn apply_env<V: AsRef<str>>(
+        &mut self,
+        mut var: impl FnMut(&str) -> Option<V>,
+    ) -> Result<(), ConfigError> {
+        let mut next = *self;
+        for key in &keys::TABLE {
+            let Some(name) = key.variable() else { continue };
+            let Some(value) = var(name) else { continue };
+            let value = value.as_ref().trim();
+            if value.is_empty() {
+                continue;
+            }
+            key.parse(&mut next, value)
+                .map_err(|kind| ConfigError::new(Origin::Variable(name), key, value, kind))?;
+        }
+        next.check_credentials()?;
+        *self = next;
+        Ok(())
+    }
+
+    /// Checks every value as a file would be checked, for a configuration built or changed
+    /// in code: the same ranges, except that durations may be below a second. Parsed
+    /// configurations pass by construction.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use load_core::{Config, ConfigErrorKind};
+    ///
+    /// let mut config = Config::new();
+    /// config.exit_margin = 101;
+    /// let error = config.validate().unwrap_err();
+    /// assert_eq!(error.key.as_str(), "load.control.exit.margin");
+    /// assert_eq!(error.kind, ConfigErrorKind::OutOfRange { min: 0, max: 100 });
+    /// config.exit_margin = 5;
+    /// config.monitor_interval = Duration::from_millis(100); // fine in code
+    /// assert!(config.validate().is_ok());
+    /// config.monitor_interval = Duration::ZERO;
+    /// assert!(config.validate().is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] with [`Origin::Config`] for the first key in [`keys::TABLE`] order
+    /// whose value is refused.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for key in &keys::TABLE {
+            key.check(self).map_err(|kind| {
+                let mut value = heapless::String::<64>::new();
+                let _ = core::fmt::write(&mut value, format_args!("{}", key.value(self)));
+                ConfigError::new(Origin::Config, key, &value, kind)
+            })?;
+        }
+        self.check_credentials()
+    }
+
+    /// What of `new` can be applied to a running system configured with `self`: `new`, with
+    /// every key that [needs a restart](keys::Key::needs_restart) kept as in `self`.
+    ///
+    /// ```
+    /// use load_core::Config;
+    ///
+    /// let running = Config::from_properties("web.load.control=80\nload.control.monitor.interval=1")?;
+    /// let file = Config::from_properties("web.load.control=70\nload.control.monitor.interval=5")?;
+    /// let applied = running.reloadable(&file);
+    /// assert_eq!(applied.web_threshold, 70); // at once
+    /// assert_eq!(applied.monitor_interval.as_secs(), 1); // at the next restart
+    /// # Ok::<(), load_core::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn reloadable(&self, new: &Config) -> Config {
+        Config {
+            monitor_interval: self.monitor_interval,
+            search_engine_url: self.search_engine_url,
+            search_engine_username: self.search_engine_username,
+            search_engine_password: self.search_engine_password,
+            certificate_authorities: self.certificate_authorities,
+            monitor_jitter: self.monitor_jitter,
+            adaptive_source: self.adaptive_source,
+            ..*new
+        }
+    }
+
+    /// The basic-auth user and password of `search_engine.username` and
+    /// `search_engine.password`, when both are set (as in Fess: one alone is not used).
+    #[must_use]
+    pub fn credentials(&self) -> Option<(&str, &Secret)> {
+        match (&self.search_engine_username, &self.search_engine_password) {
+            (Some(user), Some(password)) => Some((user.as_str(), password)),
+            _ => None,
+        }
+    }
+
+    /// Credentials in a URL and in the user/password keys at once: which one was meant is
+    /// a guess, so it is refused.
+    fn check_credentials(&self) -> Result<(), ConfigError> {
+        let Some(urls) = &self.search_engine_url else {
+            return Ok(());
         };
-        let seconds = || match parse_i32(value) {
-            Some(n) if (1..=MAX_SECONDS as i32).contains(&n) => Ok(n as u32),
-            Some(_) => Err(error(ConfigErrorKind::OutOfRange {
-                min: 1,
-                max: MAX_SECONDS,
-            })),
-            None => Err(error(ConfigErrorKind::NotAnInteger)),
+        let with = match (&self.search_engine_username, &self.search_engine_password) {
+            (Some(_), _) => keys::SEARCH_ENGINE_USERNAME,
+            (None, Some(_)) => keys::SEARCH_ENGINE_PASSWORD,
+            (None, None) => return Ok(()),
         };
-        let threshold = || parse_i32(value).ok_or(error(ConfigErrorKind::NotAnInteger));
-        let ranged = |min: u32, max: u32| match parse_i32(value) {
-            Some(n) if n >= 0 && (min..=max).contains(&n.unsigned_abs()) => Ok(n.unsigned_abs()),
-            Some(_) => Err(error(ConfigErrorKind::OutOfRange { min, max })),
-            None => Err(error(ConfigErrorKind::NotAnInteger)),
-        };
-        let choice = |expected: &'static str| {
-            let value = value.trim();
-            expected
-                .split('|')
-                .position(|name| name.eq_ignore_ascii_case(value))
-                .ok_or(error(ConfigErrorKind::UnknownValue { expected }))
-        };
-        if !entry.key_is_complete() {
+        if !urls.has_credentials() {
             return Ok(());
         }
-        // A value cut to the buffer would read as another value: refused, never guessed.
-        if !entry.value_is_complete() && entry.key() != keys::SEARCH_ENGINE_URL {
-            return Err(error(ConfigErrorKind::TooLong {
-                max: Entry::VALUE_CAPACITY,
-            }));
-        }
-        match entry.key() {
-            keys::WEB_LOAD_CONTROL => self.web_threshold = threshold()?,
-            keys::API_LOAD_CONTROL => self.api_threshold = threshold()?,
-            keys::ADAPTIVE_LOAD_CONTROL => self.adaptive_threshold = threshold()?,
-            keys::MONITOR_INTERVAL => {
-                self.monitor_interval = Duration::from_secs(seconds()?.into())
-            }
-            keys::RETRY_AFTER => self.retry_after = seconds()?,
-            keys::FAILURE_POLICY => {
-                self.failure_policy = match choice("open|hold|closed")? {
-                    0 => FailurePolicy::Open,
-                    1 => FailurePolicy::Hold,
-                    _ => FailurePolicy::Closed,
-                };
-            }
-            keys::STALE_AFTER => self.stale_after = Duration::from_secs(seconds()?.into()),
-            keys::SMOOTHING => {
-                self.smoothing = match choice("none|ewma")? {
-                    0 => Smoothing::None,
-                    _ => Smoothing::Ewma {
-                        tau: match self.smoothing {
-                            Smoothing::Ewma { tau } => tau,
-                            Smoothing::None => DEFAULT_TAU,
-                        },
-                    },
-                };
-            }
-            keys::SMOOTHING_TAU => *tau = Some(Duration::from_secs(seconds()?.into())),
-            keys::ENTER_SAMPLES => self.enter_samples = ranged(1, 1000)?,
-            keys::EXIT_MARGIN => self.exit_margin = ranged(0, 100)? as u8,
-            keys::MIN_HOLD => self.min_hold = Duration::from_secs(ranged(0, MAX_SECONDS)?.into()),
-            keys::MODE => {
-                self.mode = match choice("enforce|monitor")? {
-                    0 => Mode::Enforce,
-                    _ => Mode::Monitor,
-                };
-            }
-            keys::RETRY_AFTER_JITTER => self.retry_after_jitter = ranged(0, MAX_JITTER)?,
-            keys::MONITOR_JITTER => {
-                self.monitor_jitter = Duration::from_secs(ranged(0, MAX_JITTER)?.into());
-            }
-            keys::ADAPTIVE_SOURCE => {
-                self.adaptive_source = match choice("auto|host|cgroup")? {
-                    0 => CpuSourceKind::Auto,
-                    1 => CpuSourceKind::Host,
-                    _ => CpuSourceKind::Cgroup,
-                };
-            }
-            keys::SEARCH_ENGINE_URL => {
-                // The error shows the address without its password, whatever it holds.
-                let url_error = |e| ConfigError {
-                    value: redacted_url(value),
-                    ..error(ConfigErrorKind::InvalidUrl(e))
-                };
-                if !entry.value_is_complete() {
-                    // Only the start was kept, perhaps without the `@` that ends a password:
-                    // show the scheme and nothing after it.
-                    let value = value.trim();
-                    let scheme = value.find("://").map_or("", |i| &value[..i + 3]);
-                    let mut shown = heapless::String::<16>::new();
-                    let _ = shown.push_str(scheme.get(..12).unwrap_or(scheme));
-                    let _ = shown.push('…');
-                    return Err(ConfigError {
-                        value: Snippet::new(&shown),
-                        ..error(ConfigErrorKind::InvalidUrl(UrlError::TooLong))
-                    });
-                }
-                let value = value.trim();
-                self.search_engine_url = if value.is_empty() {
-                    None
-                } else {
-                    Some(Url::parse(value).map_err(url_error)?)
-                };
-            }
-            _ => {}
-        }
-        Ok(())
+        let mut shown = heapless::String::<64>::new();
+        let _ = core::fmt::write(&mut shown, format_args!("{urls}"));
+        Err(ConfigError {
+            at: Origin::Config,
+            key: Snippet::new(keys::SEARCH_ENGINE_URL),
+            value: Snippet::new(&shown),
+            kind: ConfigErrorKind::Conflict { with },
+        })
     }
 }
 
-/// A cluster address for an error message: everything between the scheme and the last `@`
-/// (a password may hold an unescaped `/`, `?` or `#`) replaced by the user and `:***`.
-fn redacted_url(text: &str) -> Snippet {
-    let text = text.trim();
-    let Some(start) = text.find("://").map(|i| i + 3) else {
-        return Snippet::new(text);
-    };
-    let Some(at) = text[start..].rfind('@') else {
-        return Snippet::new(text);
-    };
-    let user = text[start..start + at]
-        .split([':', '/', '?', '#'])
-        .next()
-        .unwrap_or_default();
-    let mut shown = heapless::String::<{ Snippet::<48>::CAPACITY + 8 }>::new();
-    for piece in [&text[..start], user, ":***@", &text[start + at + 1..]] {
-        for c in piece.chars() {
-            if shown.push(c).is_err() {
-                return Snippet::new(&shown);
-            }
+impl ConfigError {
+    /// An error for `key` from `at`, showing `value` as the key allows (a password as
+    /// `***`, an address without its password).
+    fn new(at: Origin, key: &keys::Key, value: &str, kind: ConfigErrorKind) -> ConfigError {
+        ConfigError {
+            at,
+            key: Snippet::new(key.name()),
+            value: shown_value(key, value),
+            kind,
         }
     }
+}
+
+/// A refused value as an error may show it.
+fn shown_value(key: &keys::Key, value: &str) -> Snippet {
+    if key.is_secret() {
+        Snippet::new("***")
+    } else if key.name() == keys::SEARCH_ENGINE_URL {
+        url::redacted_url(value)
+    } else {
+        Snippet::new(value)
+    }
+}
+
+/// The start of an address that was cut, perhaps before the `@` that ends a password: the
+/// scheme and nothing after it.
+fn cut_url(value: &str) -> Snippet {
+    let scheme = value.find("://").map_or("", |i| &value[..i + 3]);
+    let mut shown = heapless::String::<16>::new();
+    let _ = shown.push_str(scheme.get(..12).unwrap_or(scheme));
+    let _ = shown.push('…');
     Snippet::new(&shown)
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config::DEFAULT
-    }
-}
-
-/// Java's `Integer.parseInt` on a trimmed value: optional sign, decimal digits, `i32` range.
-fn parse_i32(value: &str) -> Option<i32> {
-    let value = value.trim();
-    let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    value.parse().ok()
-}
-
-/// Why a configuration was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ConfigErrorKind {
-    /// The value of a threshold, interval or `Retry-After` is not a (32-bit) integer.
-    NotAnInteger,
-    /// The value is an integer outside `min..=max`.
-    OutOfRange {
-        /// Smallest accepted value.
-        min: u32,
-        /// Largest accepted value.
-        max: u32,
-    },
-    /// The line has a `\u` escape that is not four hex digits naming a character.
-    MalformedEscape,
-    /// The cluster address is not usable.
-    InvalidUrl(UrlError),
-    /// The value is longer than the reader keeps ([`crate::properties::Entry::VALUE_CAPACITY`]
-    /// bytes): refused rather than read cut.
-    TooLong {
-        /// The most bytes kept.
-        max: usize,
-    },
-    /// The value is not one of the accepted words.
-    UnknownValue {
-        /// The accepted words, separated by `|`.
-        expected: &'static str,
-    },
-}
-
-/// A configuration line that was refused: which line, key and value, and why.
-///
-/// Small and `Copy`; key and value are kept up to 48 bytes each (longer ones are shown cut,
-/// with `…`, and say so with [`Snippet::is_truncated`]).
-///
-/// ```
-/// use load_core::{Config, ConfigErrorKind};
-///
-/// let error = Config::from_properties("# tuning\nweb.load.control = eighty\n").unwrap_err();
-/// assert_eq!(error.line, 2);
-/// assert_eq!(error.kind, ConfigErrorKind::NotAnInteger);
-/// assert_eq!(
-///     error.to_string(),
-///     r#"line 2: web.load.control = "eighty": not an integer"#
-/// );
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    /// The 1-based line where the offending entry starts.
-    pub line: u32,
-    /// The entry's key (as written, escapes resolved).
-    pub key: Snippet,
-    /// The entry's value (as written, escapes resolved, surrounding whitespace dropped).
-    pub value: Snippet,
-    /// What is wrong with it.
-    pub kind: ConfigErrorKind,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {} = \"{}\": ", self.line, self.key, self.value)?;
-        match self.kind {
-            ConfigErrorKind::NotAnInteger => f.write_str("not an integer"),
-            ConfigErrorKind::OutOfRange { min, max } => {
-                write!(f, "out of range (expected {min} to {max})")
-            }
-            ConfigErrorKind::MalformedEscape => f.write_str("malformed \\uXXXX escape"),
-            ConfigErrorKind::InvalidUrl(e) => write!(f, "invalid URL: {e}"),
-            ConfigErrorKind::TooLong { max } => {
-                write!(f, "longer than {max} bytes, the most a value may be here")
-            }
-            ConfigErrorKind::UnknownValue { expected } => {
-                f.write_str("expected one of: ")?;
-                for (i, word) in expected.split('|').enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    f.write_str(word)?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-impl core::error::Error for ConfigError {}
-
-/// Why a cluster address was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum UrlError {
-    /// Not `http://` or `https://`.
-    UnsupportedScheme,
-    /// Nothing between the scheme and the path.
-    MissingHost,
-    /// The port is not a number from 1 to 65535.
-    InvalidPort,
-    /// Whitespace, control characters, or several comma-separated addresses.
-    InvalidCharacter,
-    /// Longer than [`Url::CAPACITY`] bytes.
-    TooLong,
-}
-
-impl fmt::Display for UrlError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            UrlError::UnsupportedScheme => "expected http:// or https://",
-            UrlError::MissingHost => "no host",
-            UrlError::InvalidPort => "the port is not a number from 1 to 65535",
-            UrlError::InvalidCharacter => {
-                "contains whitespace, a control character or a comma (give one address)"
-            }
-            UrlError::TooLong => "longer than 512 bytes",
-        })
-    }
-}
-
-impl core::error::Error for UrlError {}
-
-/// A cluster address (`http(s)://[user:password@]host[:port][/path]`), checked and stored
-/// inline so that [`Config`] stays `Copy`.
-///
-/// Its `Debug` and `Display` hide any password: `https://admin:***@host:9200`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Url {
-    bytes: [u8; Url::CAPACITY],
-    len: u16,
-}
-
-impl Url {
-    /// The longest address accepted, in bytes.
-    pub const CAPACITY: usize = 512;
-
-    /// Checks and stores an address.
-    ///
-    /// # Errors
-    ///
-    /// A [`UrlError`] when the scheme is not `http`/`https`, the host is empty, the port is
-    /// not a number, it contains whitespace, control characters or a comma, or it is longer
-    /// than [`Url::CAPACITY`].
-    pub fn parse(text: &str) -> Result<Url, UrlError> {
-        if text.len() > Self::CAPACITY {
-            return Err(UrlError::TooLong);
-        }
-        if text
-            .bytes()
-            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b == b',')
-        {
-            return Err(UrlError::InvalidCharacter);
-        }
-        // Compared as bytes: the text may hold a multi-byte character where a prefix ends.
-        let lower_starts = |prefix: &str| {
-            text.as_bytes()
-                .get(..prefix.len())
-                .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
-        };
-        let rest = if lower_starts("http://") {
-            &text[7..]
-        } else if lower_starts("https://") {
-            &text[8..]
-        } else {
-            return Err(UrlError::UnsupportedScheme);
-        };
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        let host_port = authority.rsplit('@').next().unwrap_or_default();
-        let (host, port) = match host_port.rfind(':') {
-            Some(colon) if !host_port[colon..].contains(']') => {
-                (&host_port[..colon], Some(&host_port[colon + 1..]))
-            }
-            _ => (host_port, None),
-        };
-        if host.is_empty() {
-            return Err(UrlError::MissingHost);
-        }
-        if let Some(port) = port
-            && !matches!(port.parse::<u16>(), Ok(p) if p > 0 && port.bytes().all(|b| b.is_ascii_digit()))
-        {
-            return Err(UrlError::InvalidPort);
-        }
-        let mut bytes = [0; Self::CAPACITY];
-        bytes[..text.len()].copy_from_slice(text.as_bytes());
-        Ok(Url {
-            bytes,
-            len: text.len() as u16,
-        })
-    }
-
-    /// The address as given, credentials included: hand it to an HTTP client, never to a
-    /// log line.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        // Copied from a `&str` whole.
-        core::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
-    }
-
-    /// The address with any userinfo removed: `https://host:9200/`.
-    #[must_use]
-    pub fn without_credentials(&self) -> (&str, &str) {
-        let text = self.as_str();
-        let scheme_end = text.find("://").map_or(0, |i| i + 3);
-        let authority_end = text[scheme_end..]
-            .find(['/', '?', '#'])
-            .map_or(text.len(), |i| scheme_end + i);
-        match text[scheme_end..authority_end].rfind('@') {
-            Some(at) => (&text[..scheme_end], &text[scheme_end + at + 1..]),
-            None => (text, ""),
-        }
-    }
-
-    /// The `user` and `password` of `http(s)://user:password@host`, if present (still
-    /// percent-encoded as written).
-    #[must_use]
-    pub fn credentials(&self) -> Option<(&str, &str)> {
-        let text = self.as_str();
-        let scheme_end = text.find("://")? + 3;
-        let authority = text[scheme_end..].split(['/', '?', '#']).next()?;
-        let at = authority.rfind('@')?;
-        let userinfo = &authority[..at];
-        Some(userinfo.split_once(':').unwrap_or((userinfo, "")))
-    }
-}
-
-impl fmt::Display for Url {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (scheme, rest) = self.without_credentials();
-        match self.credentials() {
-            Some((user, _)) => write!(f, "{scheme}{user}:***@{rest}"),
-            None => f.write_str(scheme),
-        }
-    }
-}
-
-impl fmt::Debug for Url {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Url(\"{self}\")")
     }
 }
 
@@ -770,19 +540,19 @@ mod tests {
         );
         assert_eq!(config.web_threshold, 65);
         assert_eq!(config.api_threshold, 80);
-        let url = config.search_engine_url.expect("url");
+        let url = config.search_engine_url.expect("url").first();
         assert_eq!(url.as_str(), "https://admin:secret@search.example:9200");
         assert_eq!(url.credentials(), Some(("admin", "secret")));
         assert_eq!(
-            url.without_credentials(),
-            ("https://", "search.example:9200")
+            url.without_credentials().as_str(),
+            "https://search.example:9200"
         );
     }
 
     #[test]
     fn crlf_and_cr_line_endings_count_lines() {
         let error = Config::from_properties("a=1\r\nb=2\rweb.load.control=x\r\n").unwrap_err();
-        assert_eq!(error.line, 3);
+        assert_eq!(error.at, Origin::Line(3));
     }
 
     #[test]
@@ -872,7 +642,7 @@ mod tests {
         ];
         for (text, line, key, value, kind) in cases {
             let error = Config::from_properties(text).unwrap_err();
-            assert_eq!(error.line, line, "{text}");
+            assert_eq!(error.at, Origin::Line(line), "{text}");
             assert_eq!(error.key.as_str(), key, "{text}");
             assert_eq!(error.value.as_str(), value, "{text}");
             assert_eq!(error.kind, kind, "{text}");
@@ -896,7 +666,10 @@ mod tests {
         // ... and a bad last value is reported on its own line.
         let error =
             Config::from_properties("web.load.control=70\n\nweb.load.control=x\n").unwrap_err();
-        assert_eq!((error.line, error.kind), (3, ConfigErrorKind::NotAnInteger));
+        assert_eq!(
+            (error.at, error.kind),
+            (Origin::Line(3), ConfigErrorKind::NotAnInteger)
+        );
         // A comment line inside a continuation that has nothing yet is a comment.
         assert_eq!(parse("\\\n# c \\\nweb.load.control=42\n").web_threshold, 42);
         // Continuations join before escapes are decoded.
@@ -908,7 +681,10 @@ mod tests {
         let zeros = std::format!("x=1\nweb.load.control={}7\n", "0".repeat(512));
         let error = Config::from_properties(&zeros).unwrap_err();
         assert_eq!(error.kind, ConfigErrorKind::TooLong { max: 512 });
-        assert_eq!((error.line, error.key.as_str()), (2, "web.load.control"));
+        assert_eq!(
+            (error.at, error.key.as_str()),
+            (Origin::Line(2), "web.load.control")
+        );
         let spaces = std::format!("web.load.control=70{}x\n", " ".repeat(600));
         assert_eq!(
             Config::from_properties(&spaces).unwrap_err().kind,
@@ -934,7 +710,7 @@ mod tests {
     #[test]
     fn malformed_escape_is_a_malformed_line() {
         let error = Config::from_properties("ok=1\nfoo=\\u12G4\n").unwrap_err();
-        assert_eq!(error.line, 2);
+        assert_eq!(error.at, Origin::Line(2));
         assert_eq!(error.kind, ConfigErrorKind::MalformedEscape);
         assert!(error.to_string().starts_with("line 2: "), "{error}");
         // A lone surrogate is not malformed (Java keeps it; here it becomes U+FFFD).
@@ -1070,6 +846,8 @@ mod tests {
             "http://admin:Zq?Xw@host:9200",
             "ftp://admin:Zq Xw@host",
             "http://admin:Zq:Xw@host:99999",
+            "http://admin:Zq,Xw@host:99999",
+            "http://ok:9200, http://admin:Zq,Xw@host:99999",
         ] {
             let text = std::format!("search_engine.http.url = {url}\n");
             let error = Config::from_properties(&text).unwrap_err();
@@ -1117,5 +895,262 @@ mod tests {
         assert!(!shown.contains("hunter2"), "{shown}");
         assert!(shown.contains("admin:***@h:9200/x"), "{shown}");
         assert_eq!(parse("search_engine.http.url=").search_engine_url, None);
+    }
+
+    /// Issue: a Fess config's comma-separated list was refused at start-up, and its
+    /// username/password keys were silently ignored.
+    #[test]
+    fn fess_connection_keys_are_read() {
+        let config = parse(
+            "search_engine.http.url=http://node1:9200, http://node2:9200 ,http://[::1]:9200\n\
+             search_engine.username=admin\n\
+             search_engine.password=s3cr#t pass\n\
+             search_engine.http.ssl.certificate_authorities=/etc/fess/root-ca.pem\n",
+        );
+        let urls = config.search_engine_url.expect("urls");
+        let all: std::vec::Vec<_> = urls
+            .iter()
+            .map(|u| std::string::String::from(u.as_str()))
+            .collect();
+        assert_eq!(
+            all,
+            [
+                "http://node1:9200",
+                "http://node2:9200",
+                "http://[::1]:9200"
+            ]
+        );
+        let (user, password) = config.credentials().expect("both set");
+        assert_eq!((user, password.expose()), ("admin", "s3cr#t pass"));
+        assert_eq!(
+            config
+                .certificate_authorities
+                .map(|p| std::string::String::from(p.as_str())),
+            Some("/etc/fess/root-ca.pem".into())
+        );
+        // One without the other is not used, as in Fess.
+        assert_eq!(parse("search_engine.username=admin").credentials(), None);
+        assert_eq!(parse("search_engine.password=x").credentials(), None);
+    }
+
+    #[test]
+    fn address_lists_are_checked_item_by_item() {
+        for (text, kind) in [
+            ("http://a:9200,,http://b:9200", UrlError::EmptyItem),
+            ("http://a:9200,", UrlError::EmptyItem),
+            ("http://a:9200,ftp://b", UrlError::UnsupportedScheme),
+            ("http://a:9200,http://b:0", UrlError::InvalidPort),
+            (
+                "http://a,http://b,http://c,http://d,http://e,http://f,http://g,http://h,http://i",
+                UrlError::TooMany,
+            ),
+        ] {
+            let error = Config::from_properties(&std::format!("search_engine.http.url={text}"))
+                .unwrap_err();
+            assert_eq!(error.kind, ConfigErrorKind::InvalidUrl(kind), "{text}");
+            assert_eq!(error.key.as_str(), keys::SEARCH_ENGINE_URL);
+        }
+        // A refused list never shows a password, in any item.
+        let error =
+            Config::from_properties("search_engine.http.url=http://u:Zq1@a:9200,http://v:Zq2@b:0")
+                .unwrap_err();
+        let shown = std::format!("{error} {error:?}");
+        assert!(!shown.contains("Zq"), "{shown}");
+        assert!(
+            shown.contains("u:***@a:9200,v:***@b:0")
+                || shown.contains("http://u:***@a:9200,http://v:***@b:0"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn the_environment_overrides_the_file() {
+        let mut config = parse(
+            "search_engine.http.url=http://file:9200\nsearch_engine.username=fileuser\n\
+             search_engine.password=filepass\n",
+        );
+        let env = |name: &str| match name {
+            "SEARCH_ENGINE_HTTP_URL" => Some("http://env1:9200,http://env2:9200"),
+            "SEARCH_ENGINE_PASSWORD" => Some("envpass"),
+            "SEARCH_ENGINE_USERNAME" => Some("   "), // blank: left as the file says
+            _ => None,
+        };
+        config.apply_env(env).unwrap();
+        assert_eq!(config.search_engine_url.unwrap().len(), 2);
+        let (user, password) = config.credentials().unwrap();
+        assert_eq!((user, password.expose()), ("fileuser", "envpass"));
+
+        let mut config = Config::new();
+        let error = config
+            .apply_env(|name: &str| (name == "SEARCH_ENGINE_HTTP_URL").then_some("node1:9200"))
+            .unwrap_err();
+        assert_eq!(error.at, Origin::Variable("SEARCH_ENGINE_HTTP_URL"));
+        assert_eq!(
+            error.to_string(),
+            "environment variable SEARCH_ENGINE_HTTP_URL: search_engine.http.url = \"node1:9200\": \
+             invalid URL: expected http:// or https://"
+        );
+        assert_eq!(config, Config::new(), "unchanged on error");
+    }
+
+    #[test]
+    fn credentials_in_the_url_and_in_the_keys_are_a_conflict_naming_both() {
+        let error = Config::from_properties(
+            "search_engine.http.url=https://admin:Zq9@h:9200\nsearch_engine.username=admin\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.kind,
+            ConfigErrorKind::Conflict {
+                with: keys::SEARCH_ENGINE_USERNAME
+            }
+        );
+        let message = error.to_string();
+        assert!(
+            message.contains("search_engine.http.url")
+                && message.contains("search_engine.username"),
+            "{message}"
+        );
+        assert!(!message.contains("Zq9"), "{message}");
+        // File URL with userinfo, password from the environment: the same conflict.
+        let mut config = parse("search_engine.http.url=https://admin:Zq9@h:9200");
+        let error = config
+            .apply_env(|name: &str| (name == "SEARCH_ENGINE_PASSWORD").then_some("other"))
+            .unwrap_err();
+        assert_eq!(
+            error.kind,
+            ConfigErrorKind::Conflict {
+                with: keys::SEARCH_ENGINE_PASSWORD
+            }
+        );
+        // Userinfo alone is still accepted.
+        assert!(config.search_engine_url.unwrap().has_credentials());
+    }
+
+    #[test]
+    fn a_password_never_shows() {
+        let config = parse("search_engine.username=admin\nsearch_engine.password=Zq-hunter2\n");
+        let key = keys::find(keys::SEARCH_ENGINE_PASSWORD).unwrap();
+        let shown = std::format!("{config:?} {}", key.value(&config));
+        assert!(!shown.contains("Zq-hunter2"), "{shown}");
+        assert_eq!(key.value(&config).to_string(), "***");
+        assert_eq!(key.value(&Config::new()).to_string(), "");
+        let long = std::format!("search_engine.password={}\n", "Zq".repeat(200));
+        let error = Config::from_properties(&long).unwrap_err();
+        assert_eq!(error.kind, ConfigErrorKind::TooLong { max: 256 });
+        assert!(!std::format!("{error} {error:?}").contains("Zq"));
+        // A change of password alone is a change.
+        let other = parse("search_engine.username=admin\nsearch_engine.password=other\n");
+        let changed: std::vec::Vec<_> = keys::changes(&config, &other).map(|k| k.name()).collect();
+        assert_eq!(changed, [keys::SEARCH_ENGINE_PASSWORD]);
+        let a = parse("search_engine.http.url=http://u:one@h");
+        let b = parse("search_engine.http.url=http://u:two@h");
+        let changed: std::vec::Vec<_> = keys::changes(&a, &b).map(|k| k.name()).collect();
+        assert_eq!(changed, [keys::SEARCH_ENGINE_URL]);
+    }
+
+    #[test]
+    fn the_key_table_drives_parsing_and_shows_what_it_read() {
+        // Every key reads back the value it shows, and its default is Config::DEFAULT's.
+        for key in &keys::TABLE {
+            let mut config = Config::new();
+            let shown = std::format!("{}", key.default_value());
+            if !shown.is_empty() {
+                key.parse(&mut config, &shown)
+                    .unwrap_or_else(|e| panic!("{}: {e:?}", key.name()));
+            }
+            assert_eq!(
+                std::format!("{}", key.value(&config)),
+                shown,
+                "{}",
+                key.name()
+            );
+            assert!(key.check(&Config::DEFAULT).is_ok(), "{}", key.name());
+        }
+        assert_eq!(keys::ALL.len(), keys::TABLE.len());
+        let restart: std::vec::Vec<_> = keys::TABLE
+            .iter()
+            .filter(|k| k.needs_restart())
+            .map(|k| k.name())
+            .collect();
+        assert_eq!(
+            restart,
+            [
+                keys::MONITOR_INTERVAL,
+                keys::SEARCH_ENGINE_URL,
+                keys::SEARCH_ENGINE_USERNAME,
+                keys::SEARCH_ENGINE_PASSWORD,
+                keys::SEARCH_ENGINE_CA,
+                keys::MONITOR_JITTER,
+                keys::ADAPTIVE_SOURCE
+            ]
+        );
+    }
+
+    #[test]
+    fn configs_built_in_code_are_validated_like_files() {
+        let mut config = Config::new();
+        config.enter_samples = 0;
+        let error = config.validate().unwrap_err();
+        assert_eq!(
+            (error.at, error.key.as_str()),
+            (Origin::Config, keys::ENTER_SAMPLES)
+        );
+        assert_eq!(
+            error.to_string(),
+            "configuration: load.control.enter.samples = \"0\": out of range (expected 1 to 1000)"
+        );
+        let mut config = Config::new();
+        config.retry_after = 0;
+        assert_eq!(
+            config.validate().unwrap_err().key.as_str(),
+            keys::RETRY_AFTER
+        );
+        let mut config = Config::new();
+        config.retry_after_jitter = MAX_JITTER + 1;
+        assert!(config.validate().is_err());
+        let mut config = Config::new();
+        config.smoothing = Smoothing::Ewma {
+            tau: Duration::ZERO,
+        };
+        assert_eq!(
+            config.validate().unwrap_err().key.as_str(),
+            keys::SMOOTHING_TAU
+        );
+        let mut config = Config::new();
+        config.search_engine_url = Some(ClusterUrls::parse("http://u:p@h").unwrap());
+        config.search_engine_username = Text::new("u");
+        assert!(matches!(
+            config.validate().unwrap_err().kind,
+            ConfigErrorKind::Conflict { .. }
+        ));
+    }
+
+    #[test]
+    fn reloadable_keeps_exactly_the_restart_keys() {
+        let every = "web.load.control=1\napi.load.control=2\nload.control.monitor.interval=3\n\
+            adaptive.load.control=4\nsearch_engine.http.url=http://a:9200\n\
+            search_engine.username=u\nsearch_engine.password=p\n\
+            search_engine.http.ssl.certificate_authorities=/ca.pem\nload.control.retry.after=5\n\
+            load.control.failure.policy=hold\nload.control.stale.after=6\n\
+            load.control.smoothing=ewma\nload.control.smoothing.tau=7\n\
+            load.control.enter.samples=8\nload.control.exit.margin=9\nload.control.min.hold=10\n\
+            load.control.mode=monitor\nload.control.retry.after.jitter=11\n\
+            load.control.monitor.jitter=12\nadaptive.load.control.source=cgroup\n";
+        let new = parse(every);
+        let running = Config::new();
+        // The test file sets every key to a non-default value.
+        assert_eq!(keys::changes(&running, &new).count(), keys::TABLE.len());
+        let applied = running.reloadable(&new);
+        for key in &keys::TABLE {
+            let kept = !key.differs(&applied, &running);
+            let taken = !key.differs(&applied, &new);
+            assert_eq!(
+                (kept, taken),
+                (key.needs_restart(), !key.needs_restart()),
+                "{}",
+                key.name()
+            );
+        }
     }
 }

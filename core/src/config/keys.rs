@@ -1,0 +1,618 @@
+//! The configuration keys: one table ([`TABLE`]) says, for every key, how its value is
+//! parsed, checked, shown and compared, which environment variable overrides it and whether
+//! a change needs a restart. Parsing, validation, [`crate::Config::apply_env`], reload
+//! diffs ([`changes`]) and the README's key table all follow it.
+
+use core::fmt;
+use core::time::Duration;
+
+use super::{
+    ClusterUrls, Config, ConfigErrorKind, CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER,
+    MAX_SECONDS, Mode, Smoothing,
+};
+use crate::{Secret, Text};
+
+/// CPU % at or above which web requests are rejected; `>= 100` disables.
+pub const WEB_LOAD_CONTROL: &str = "web.load.control";
+/// CPU % at or above which API requests are rejected; `>= 100` disables.
+pub const API_LOAD_CONTROL: &str = "api.load.control";
+/// Seconds between polls of the cluster's CPU.
+pub const MONITOR_INTERVAL: &str = "load.control.monitor.interval";
+/// Local CPU % at or above which background work waits; `<= 0` disables.
+pub const ADAPTIVE_LOAD_CONTROL: &str = "adaptive.load.control";
+/// The search cluster's addresses, comma-separated.
+pub const SEARCH_ENGINE_URL: &str = "search_engine.http.url";
+/// The user for HTTP basic auth (used only with the password).
+pub const SEARCH_ENGINE_USERNAME: &str = "search_engine.username";
+/// The password for HTTP basic auth (used only with the user).
+pub const SEARCH_ENGINE_PASSWORD: &str = "search_engine.password";
+/// A PEM file of CA certificates to verify the cluster's certificate with.
+pub const SEARCH_ENGINE_CA: &str = "search_engine.http.ssl.certificate_authorities";
+/// Seconds a rejected client is told to wait (`Retry-After`).
+pub const RETRY_AFTER: &str = "load.control.retry.after";
+/// What a failed poll means: `open` (0 %, Fess), `hold` or `closed`.
+pub const FAILURE_POLICY: &str = "load.control.failure.policy";
+/// Seconds a held sample stays valid after the last successful poll.
+pub const STALE_AFTER: &str = "load.control.stale.after";
+/// `none` (Fess) or `ewma`.
+pub const SMOOTHING: &str = "load.control.smoothing";
+/// The EWMA's time constant, in seconds.
+pub const SMOOTHING_TAU: &str = "load.control.smoothing.tau";
+/// Consecutive samples at or above a threshold before rejecting starts.
+pub const ENTER_SAMPLES: &str = "load.control.enter.samples";
+/// Rejecting stops only below the threshold minus this many percent.
+pub const EXIT_MARGIN: &str = "load.control.exit.margin";
+/// Minimum seconds in the rejecting state.
+pub const MIN_HOLD: &str = "load.control.min.hold";
+/// `enforce` (Fess) or `monitor` (count and log, admit everything).
+pub const MODE: &str = "load.control.mode";
+/// Up to this many seconds added at random to each `Retry-After`.
+pub const RETRY_AFTER_JITTER: &str = "load.control.retry.after.jitter";
+/// Up to this many seconds of random delay before a monitor's first poll.
+pub const MONITOR_JITTER: &str = "load.control.monitor.jitter";
+/// Where the local CPU comes from: `auto`, `host` or `cgroup`.
+pub const ADAPTIVE_SOURCE: &str = "adaptive.load.control.source";
+
+/// One configuration key: its name, environment variable, restart rule and documentation,
+/// and how its value is read, checked and shown.
+///
+/// ```
+/// use load_core::{Config, keys};
+///
+/// let key = keys::find("web.load.control").expect("a key");
+/// let mut config = Config::new();
+/// key.parse(&mut config, "70")?;
+/// assert_eq!(config.web_threshold, 70);
+/// assert_eq!(key.value(&config).to_string(), "70");
+/// assert_eq!(key.value(&Config::DEFAULT).to_string(), key.default_value().to_string());
+/// assert!(!key.needs_restart());
+/// # Ok::<(), load_core::ConfigErrorKind>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct Key {
+    name: &'static str,
+    variable: Option<&'static str>,
+    restart: bool,
+    secret: bool,
+    doc: &'static str,
+    set: fn(&mut Config, &str) -> Result<(), ConfigErrorKind>,
+    check: fn(&Config) -> Result<(), ConfigErrorKind>,
+    /// Writes the value; secrets only when revealed (for comparison), else `***`.
+    show: fn(&Config, bool, &mut fmt::Formatter<'_>) -> fmt::Result,
+}
+
+impl Key {
+    /// The property key, e.g. `web.load.control`.
+    #[must_use]
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The environment variable that overrides it (Fess's names), if any.
+    #[must_use]
+    pub const fn variable(&self) -> Option<&'static str> {
+        self.variable
+    }
+
+    /// Whether a change only takes effect after a restart: it shapes tasks or clients
+    /// built once (the cluster's address and credentials, the poll interval, the jitter
+    /// of the first poll, the local CPU source).
+    #[must_use]
+    pub const fn needs_restart(&self) -> bool {
+        self.restart
+    }
+
+    /// Whether the value is a secret, shown as `***`.
+    #[must_use]
+    pub const fn is_secret(&self) -> bool {
+        self.secret
+    }
+
+    /// One line on what it means.
+    #[must_use]
+    pub const fn doc(&self) -> &'static str {
+        self.doc
+    }
+
+    /// Reads `value` (surrounding whitespace dropped) into `config`. On error `config` is
+    /// unchanged.
+    ///
+    /// # Errors
+    ///
+    /// Why the value is refused.
+    pub fn parse(&self, config: &mut Config, value: &str) -> Result<(), ConfigErrorKind> {
+        let mut next = *config;
+        (self.set)(&mut next, value.trim())?;
+        *config = next;
+        Ok(())
+    }
+
+    /// Checks the value `config` holds, as [`Key::parse`] would check it (durations set in
+    /// code may be below a second; zero is refused where a file refuses it).
+    ///
+    /// # Errors
+    ///
+    /// Why the value is refused.
+    pub fn check(&self, config: &Config) -> Result<(), ConfigErrorKind> {
+        (self.check)(config)
+    }
+
+    /// The value in `config`, as a file would write it, except that a password is `***`
+    /// and addresses are shown without their passwords; empty when unset.
+    #[must_use]
+    pub fn value<'a>(&'a self, config: &'a Config) -> impl fmt::Display + 'a {
+        Shown {
+            key: self,
+            config,
+            reveal: false,
+        }
+    }
+
+    /// The value in [`Config::DEFAULT`].
+    #[must_use]
+    pub fn default_value(&self) -> impl fmt::Display + '_ {
+        Shown {
+            key: self,
+            config: &Config::DEFAULT,
+            reveal: false,
+        }
+    }
+
+    /// Whether `a` and `b` hold different values for this key (secrets compared as they
+    /// are, not as shown).
+    #[must_use]
+    pub fn differs(&self, a: &Config, b: &Config) -> bool {
+        render(self, a) != render(self, b)
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Key")
+            .field("name", &self.name)
+            .field("variable", &self.variable)
+            .field("restart", &self.restart)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Shown<'a> {
+    key: &'a Key,
+    config: &'a Config,
+    reveal: bool,
+}
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (self.key.show)(self.config, self.reveal, f)
+    }
+}
+
+/// A value as written, secrets included, for comparison. Values are at most 512 bytes;
+/// the list of addresses with its separators fits too.
+fn render(key: &Key, config: &Config) -> heapless::String<1024> {
+    let mut out = heapless::String::new();
+    let _ = fmt::write(
+        &mut out,
+        format_args!(
+            "{}",
+            Shown {
+                key,
+                config,
+                reveal: true,
+            }
+        ),
+    );
+    out
+}
+
+/// Every key, in the order files are applied (`load.control.smoothing` before its `tau`).
+pub const TABLE: [Key; 20] = [
+    Key {
+        name: WEB_LOAD_CONTROL,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "CPU % at or above which web requests get 429; >= 100 disables, <= 0 rejects all",
+        set: |c, v| Ok(c.web_threshold = threshold(v)?),
+        check: |_| Ok(()),
+        show: |c, _, f| write!(f, "{}", c.web_threshold),
+    },
+    Key {
+        name: API_LOAD_CONTROL,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "the same for API requests",
+        set: |c, v| Ok(c.api_threshold = threshold(v)?),
+        check: |_| Ok(()),
+        show: |c, _, f| write!(f, "{}", c.api_threshold),
+    },
+    Key {
+        name: MONITOR_INTERVAL,
+        variable: None,
+        restart: true,
+        secret: false,
+        doc: "seconds between polls (1 to 86400)",
+        set: |c, v| Ok(c.monitor_interval = secs(seconds(v)?)),
+        check: |c| positive(c.monitor_interval),
+        show: |c, _, f| duration(c.monitor_interval, f),
+    },
+    Key {
+        name: ADAPTIVE_LOAD_CONTROL,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "local CPU % at or above which background work waits; <= 0 disables",
+        set: |c, v| Ok(c.adaptive_threshold = threshold(v)?),
+        check: |_| Ok(()),
+        show: |c, _, f| write!(f, "{}", c.adaptive_threshold),
+    },
+    Key {
+        name: SEARCH_ENGINE_URL,
+        variable: Some("SEARCH_ENGINE_HTTP_URL"),
+        restart: true,
+        secret: false,
+        doc: "the cluster: one address or a comma-separated list, polled one at a time",
+        set: |c, v| {
+            c.search_engine_url = if v.is_empty() {
+                None
+            } else {
+                Some(ClusterUrls::parse(v).map_err(ConfigErrorKind::InvalidUrl)?)
+            };
+            Ok(())
+        },
+        check: |_| Ok(()),
+        show: |c, reveal, f| match &c.search_engine_url {
+            Some(urls) if reveal => f.write_str(urls.as_str()),
+            Some(urls) => write!(f, "{urls}"),
+            None => Ok(()),
+        },
+    },
+    Key {
+        name: SEARCH_ENGINE_USERNAME,
+        variable: Some("SEARCH_ENGINE_USERNAME"),
+        restart: true,
+        secret: false,
+        doc: "user for HTTP basic auth; used only with the password",
+        set: |c, v| Ok(c.search_engine_username = text(v)?),
+        check: |_| Ok(()),
+        show: |c, _, f| optional(c.search_engine_username.as_ref().map(Text::as_str), f),
+    },
+    Key {
+        name: SEARCH_ENGINE_PASSWORD,
+        variable: Some("SEARCH_ENGINE_PASSWORD"),
+        restart: true,
+        secret: true,
+        doc: "password for HTTP basic auth; used only with the user",
+        set: |c, v| {
+            c.search_engine_password = if v.is_empty() {
+                None
+            } else {
+                Some(Secret::new(v).ok_or(ConfigErrorKind::TooLong {
+                    max: Secret::CAPACITY,
+                })?)
+            };
+            Ok(())
+        },
+        check: |_| Ok(()),
+        show: |c, reveal, f| match &c.search_engine_password {
+            Some(password) if reveal => f.write_str(password.expose()),
+            Some(_) => f.write_str("***"),
+            None => Ok(()),
+        },
+    },
+    Key {
+        name: SEARCH_ENGINE_CA,
+        variable: None,
+        restart: true,
+        secret: false,
+        doc: "PEM file of CA certificates that verify the cluster's certificate",
+        set: |c, v| Ok(c.certificate_authorities = text(v)?),
+        check: |_| Ok(()),
+        show: |c, _, f| optional(c.certificate_authorities.as_ref().map(Text::as_str), f),
+    },
+    Key {
+        name: RETRY_AFTER,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "seconds in Retry-After and the API body (1 to 86400)",
+        set: |c, v| Ok(c.retry_after = seconds(v)?),
+        check: |c| within(c.retry_after, 1, MAX_SECONDS),
+        show: |c, _, f| write!(f, "{}", c.retry_after),
+    },
+    Key {
+        name: FAILURE_POLICY,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "what a failed poll means: open (0 %), hold or closed",
+        set: |c, v| {
+            c.failure_policy = match choice(v, "open|hold|closed")? {
+                0 => FailurePolicy::Open,
+                1 => FailurePolicy::Hold,
+                _ => FailurePolicy::Closed,
+            };
+            Ok(())
+        },
+        check: |_| Ok(()),
+        show: |c, _, f| {
+            f.write_str(match c.failure_policy {
+                FailurePolicy::Open => "open",
+                FailurePolicy::Hold => "hold",
+                FailurePolicy::Closed => "closed",
+            })
+        },
+    },
+    Key {
+        name: STALE_AFTER,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "seconds hold and closed keep the last good sample (1 to 86400)",
+        set: |c, v| Ok(c.stale_after = secs(seconds(v)?)),
+        check: |c| positive(c.stale_after),
+        show: |c, _, f| duration(c.stale_after, f),
+    },
+    Key {
+        name: SMOOTHING,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "none, or ewma (a time-aware moving average)",
+        set: |c, v| {
+            c.smoothing = match choice(v, "none|ewma")? {
+                0 => Smoothing::None,
+                _ => Smoothing::Ewma {
+                    tau: match c.smoothing {
+                        Smoothing::Ewma { tau } => tau,
+                        Smoothing::None => DEFAULT_TAU,
+                    },
+                },
+            };
+            Ok(())
+        },
+        check: |_| Ok(()),
+        show: |c, _, f| {
+            f.write_str(match c.smoothing {
+                Smoothing::None => "none",
+                Smoothing::Ewma { .. } => "ewma",
+            })
+        },
+    },
+    Key {
+        name: SMOOTHING_TAU,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "the EWMA's time constant in seconds (1 to 86400); used with ewma only",
+        set: |c, v| {
+            let tau = secs(seconds(v)?);
+            if let Smoothing::Ewma { .. } = c.smoothing {
+                c.smoothing = Smoothing::Ewma { tau };
+            }
+            Ok(())
+        },
+        check: |c| match c.smoothing {
+            Smoothing::Ewma { tau } => positive(tau),
+            Smoothing::None => Ok(()),
+        },
+        show: |c, _, f| match c.smoothing {
+            Smoothing::Ewma { tau } => duration(tau, f),
+            Smoothing::None => duration(DEFAULT_TAU, f),
+        },
+    },
+    Key {
+        name: ENTER_SAMPLES,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "consecutive samples at or above a threshold before rejecting (1 to 1000)",
+        set: |c, v| Ok(c.enter_samples = ranged(v, 1, 1000)?),
+        check: |c| within(c.enter_samples, 1, 1000),
+        show: |c, _, f| write!(f, "{}", c.enter_samples),
+    },
+    Key {
+        name: EXIT_MARGIN,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "rejecting stops below the threshold minus this many percent (0 to 100)",
+        set: |c, v| Ok(c.exit_margin = ranged(v, 0, 100)? as u8),
+        check: |c| within(c.exit_margin.into(), 0, 100),
+        show: |c, _, f| write!(f, "{}", c.exit_margin),
+    },
+    Key {
+        name: MIN_HOLD,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "minimum seconds in the rejecting state (0 to 86400)",
+        set: |c, v| Ok(c.min_hold = secs(ranged(v, 0, MAX_SECONDS)?)),
+        check: |c| at_most(c.min_hold, MAX_SECONDS),
+        show: |c, _, f| duration(c.min_hold, f),
+    },
+    Key {
+        name: MODE,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "enforce, or monitor (count and log, admit everything)",
+        set: |c, v| {
+            c.mode = match choice(v, "enforce|monitor")? {
+                0 => Mode::Enforce,
+                _ => Mode::Monitor,
+            };
+            Ok(())
+        },
+        check: |_| Ok(()),
+        show: |c, _, f| {
+            f.write_str(match c.mode {
+                Mode::Enforce => "enforce",
+                Mode::Monitor => "monitor",
+            })
+        },
+    },
+    Key {
+        name: RETRY_AFTER_JITTER,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "up to this many seconds added at random to each Retry-After (0 to 3600)",
+        set: |c, v| Ok(c.retry_after_jitter = ranged(v, 0, MAX_JITTER)?),
+        check: |c| within(c.retry_after_jitter, 0, MAX_JITTER),
+        show: |c, _, f| write!(f, "{}", c.retry_after_jitter),
+    },
+    Key {
+        name: MONITOR_JITTER,
+        variable: None,
+        restart: true,
+        secret: false,
+        doc: "up to this many seconds of random delay before the first poll (0 to 3600)",
+        set: |c, v| Ok(c.monitor_jitter = secs(ranged(v, 0, MAX_JITTER)?)),
+        check: |c| at_most(c.monitor_jitter, MAX_JITTER),
+        show: |c, _, f| duration(c.monitor_jitter, f),
+    },
+    Key {
+        name: ADAPTIVE_SOURCE,
+        variable: None,
+        restart: true,
+        secret: false,
+        doc: "where the local CPU comes from: auto, host or cgroup",
+        set: |c, v| {
+            c.adaptive_source = match choice(v, "auto|host|cgroup")? {
+                0 => CpuSourceKind::Auto,
+                1 => CpuSourceKind::Host,
+                _ => CpuSourceKind::Cgroup,
+            };
+            Ok(())
+        },
+        check: |_| Ok(()),
+        show: |c, _, f| {
+            f.write_str(match c.adaptive_source {
+                CpuSourceKind::Auto => "auto",
+                CpuSourceKind::Host => "host",
+                CpuSourceKind::Cgroup => "cgroup",
+            })
+        },
+    },
+];
+
+/// Every key's name, in [`TABLE`] order.
+pub const ALL: [&str; TABLE.len()] = {
+    let mut names = [""; TABLE.len()];
+    let mut i = 0;
+    while i < TABLE.len() {
+        names[i] = TABLE[i].name;
+        i += 1;
+    }
+    names
+};
+
+/// The key named `name`.
+#[must_use]
+pub fn find(name: &str) -> Option<&'static Key> {
+    TABLE.iter().find(|key| key.name == name)
+}
+
+/// The keys whose values differ between `old` and `new`, in [`TABLE`] order (a password
+/// that changed counts, though both show as `***`).
+pub fn changes<'a>(old: &'a Config, new: &'a Config) -> impl Iterator<Item = &'static Key> + 'a {
+    TABLE.iter().filter(move |key| key.differs(old, new))
+}
+
+// ---- value parsers ---------------------------------------------------------------------------
+
+/// Java's `Integer.parseInt` on a trimmed value: optional sign, decimal digits, `i32` range.
+pub(crate) fn parse_i32(value: &str) -> Option<i32> {
+    let value = value.trim();
+    let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    value.parse().ok()
+}
+
+fn threshold(value: &str) -> Result<i32, ConfigErrorKind> {
+    parse_i32(value).ok_or(ConfigErrorKind::NotAnInteger)
+}
+
+fn seconds(value: &str) -> Result<u32, ConfigErrorKind> {
+    match parse_i32(value) {
+        Some(n) if (1..=MAX_SECONDS as i32).contains(&n) => Ok(n as u32),
+        Some(_) => Err(ConfigErrorKind::OutOfRange {
+            min: 1,
+            max: MAX_SECONDS,
+        }),
+        None => Err(ConfigErrorKind::NotAnInteger),
+    }
+}
+
+fn ranged(value: &str, min: u32, max: u32) -> Result<u32, ConfigErrorKind> {
+    match parse_i32(value) {
+        Some(n) if n >= 0 && (min..=max).contains(&n.unsigned_abs()) => Ok(n.unsigned_abs()),
+        Some(_) => Err(ConfigErrorKind::OutOfRange { min, max }),
+        None => Err(ConfigErrorKind::NotAnInteger),
+    }
+}
+
+fn choice(value: &str, expected: &'static str) -> Result<usize, ConfigErrorKind> {
+    expected
+        .split('|')
+        .position(|name| name.eq_ignore_ascii_case(value.trim()))
+        .ok_or(ConfigErrorKind::UnknownValue { expected })
+}
+
+fn text<const N: usize>(value: &str) -> Result<Option<Text<N>>, ConfigErrorKind> {
+    if value.is_empty() {
+        return Ok(None);
+    }
+    Text::new(value)
+        .map(Some)
+        .ok_or(ConfigErrorKind::TooLong { max: N })
+}
+
+fn secs(n: u32) -> Duration {
+    Duration::from_secs(n.into())
+}
+
+fn within(n: u32, min: u32, max: u32) -> Result<(), ConfigErrorKind> {
+    if (min..=max).contains(&n) {
+        Ok(())
+    } else {
+        Err(ConfigErrorKind::OutOfRange { min, max })
+    }
+}
+
+/// Above zero and at most a day (below a second is fine in code).
+fn positive(d: Duration) -> Result<(), ConfigErrorKind> {
+    if d.is_zero() || d > secs(MAX_SECONDS) {
+        Err(ConfigErrorKind::OutOfRange {
+            min: 1,
+            max: MAX_SECONDS,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+fn at_most(d: Duration, max: u32) -> Result<(), ConfigErrorKind> {
+    if d > secs(max) {
+        Err(ConfigErrorKind::OutOfRange { min: 0, max })
+    } else {
+        Ok(())
+    }
+}
+
+/// Seconds as a file writes them; below-second parts (set in code) as a decimal.
+fn duration(d: Duration, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match d.subsec_millis() {
+        0 => write!(f, "{}", d.as_secs()),
+        ms => write!(f, "{}.{ms:03}", d.as_secs()),
+    }
+}
+
+fn optional(value: Option<&str>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    f.write_str(value.unwrap_or(""))
+}
