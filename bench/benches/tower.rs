@@ -44,7 +44,7 @@ fn layer(c: &mut Criterion) {
     let _ = runtime.block_on(admitted.clone().oneshot(request()));
     let _ = runtime.block_on(rejected.clone().oneshot(request()));
     runtime.block_on(async {
-        while busy.cpu().get() != 95 || quiet.stats().polls == 0 {
+        while busy.cpu() != CpuPercent::new(95) || quiet.stats().polls == 0 {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
     });

@@ -34,7 +34,7 @@ use crate::{
 ///     const NAME: &'static str = "Test CPU";
 ///     const SOURCE: &'static str = "test";
 ///
-///     fn record(&self, _now: Instant, outcome: Outcome) {
+///     fn on_outcome(&self, _now: Instant, outcome: Outcome) {
 ///         let cpu = match outcome {
 ///             Outcome::Sample(cpu) => cpu.map_or(0, CpuPercent::get),
 ///             Outcome::Failed => 0,
@@ -50,12 +50,12 @@ pub trait Sink {
     const SOURCE: &'static str;
 
     /// Records the outcome of the poll that completed at `now`.
-    fn record(&self, now: Instant, outcome: Outcome);
+    fn on_outcome(&self, now: Instant, outcome: Outcome);
 
     /// Records a successful sample; the default records its CPU with
-    /// [`Sink::record`], sinks that want the node counts too override it.
-    fn record_sample(&self, now: Instant, sample: &CpuSample) {
-        self.record(now, Outcome::Sample(sample.cpu));
+    /// [`Sink::on_outcome`], sinks that want the node counts too override it.
+    fn on_sample(&self, now: Instant, sample: &CpuSample) {
+        self.on_outcome(now, Outcome::Sample(sample.cpu));
     }
 }
 
@@ -67,15 +67,15 @@ impl Sink for LoadControl {
     const NAME: &'static str = "Search Engine CPU";
     const SOURCE: &'static str = "search engine";
 
-    fn record(&self, now: Instant, outcome: Outcome) {
+    fn on_outcome(&self, now: Instant, outcome: Outcome) {
         self.log_rejections();
         LoadControl::record(self, now, outcome);
     }
 
-    fn record_sample(&self, now: Instant, sample: &CpuSample) {
+    fn on_sample(&self, now: Instant, sample: &CpuSample) {
         self.record_nodes(sample.nodes, sample.failed);
         self.record_endpoint(sample.endpoint);
-        Sink::record(self, now, Outcome::Sample(sample.cpu));
+        Sink::on_outcome(self, now, Outcome::Sample(sample.cpu));
     }
 }
 
@@ -85,7 +85,7 @@ impl<M: RawMutex> Sink for AdaptiveGate<M> {
     const NAME: &'static str = "System CPU";
     const SOURCE: &'static str = "system";
 
-    fn record(&self, _now: Instant, outcome: Outcome) {
+    fn on_outcome(&self, _now: Instant, outcome: Outcome) {
         match outcome {
             Outcome::Sample(cpu) => self.store(cpu),
             Outcome::Failed => self.store(None),
@@ -274,7 +274,7 @@ pub fn start_delay(window: Duration, seed: u64) -> Duration {
 ///   is never more than one poll in flight, and the period does not drift by the poll's
 ///   duration as Fess's does.
 /// - **Failures** go through `failures` ([`FailureCounter`]): the sink records the failure
-///   ([`Outcome::Failed`] to [`Sink::record`]), and `Failed to get <source> CPU stats: <cause>` is logged at
+///   ([`Outcome::Failed`] to [`Sink::on_outcome`]), and `Failed to get <source> CPU stats: <cause>` is logged at
 ///   WARN for failures 1 to 3 of a streak, at DEBUG after. A success ends the streak and
 ///   logs `<name>: N%` at DEBUG.
 /// - **Stopping** is checked before each poll and interrupts a poll or a sleep in
@@ -314,7 +314,7 @@ pub async fn run<S, K, C, Z>(
                 Either::Right(((), _)) => break,
             }
         };
-        record(sink, failures, clock.now(), outcome);
+        handle_outcome(sink, failures, clock.now(), outcome);
 
         next_start = next_start + interval;
         let now = clock.now();
@@ -330,8 +330,24 @@ pub async fn run<S, K, C, Z>(
     }
 }
 
-/// Applies the outcome of a poll that completed at `now`: count, record, log.
-pub fn record<K: Sink + ?Sized>(
+/// Applies the outcome of a poll that completed at `now` as [`run`] does: counts it in
+/// `failures`, hands it to `sink`, and logs it with Fess's rule (a success at DEBUG as
+/// `<name>: N%`; a failure as `Failed to get <source> CPU stats: <cause>`, at WARN for
+/// failures 1 to 3 of a streak and at DEBUG after). A loop of your own that calls this
+/// for each poll keeps Fess's log lines.
+///
+/// ```
+/// use load_core::monitor::handle_outcome;
+/// use load_core::{FailureCounter, Instant, LoadControl, SourceError, SourceErrorKind};
+///
+/// let control = LoadControl::new(80, 100);
+/// let failures = FailureCounter::new();
+/// // A poll of your own failed: counted, recorded (0 %, as in Fess) and logged at WARN.
+/// let failed = Err(SourceError::of(SourceErrorKind::Timeout));
+/// handle_outcome(&control, &failures, Instant::from_secs(1), failed);
+/// assert_eq!(failures.consecutive(), 1);
+/// ```
+pub fn handle_outcome<K: Sink + ?Sized>(
     sink: &K,
     failures: &FailureCounter,
     now: Instant,
@@ -340,7 +356,7 @@ pub fn record<K: Sink + ?Sized>(
     match outcome {
         Ok(sample) => {
             failures.record_success();
-            sink.record_sample(now, &sample);
+            sink.on_sample(now, &sample);
             match sample.cpu {
                 Some(cpu) if sample.failed == 0 => log::debug!("{}: {}", K::NAME, cpu),
                 Some(cpu) => log::debug!(
@@ -355,7 +371,7 @@ pub fn record<K: Sink + ?Sized>(
         }
         Err(error) => {
             let level = failures.record_failure().log_level();
-            sink.record(now, Outcome::Failed);
+            sink.on_outcome(now, Outcome::Failed);
             log::log!(level, "Failed to get {} CPU stats: {}", K::SOURCE, error);
         }
     }
@@ -470,7 +486,7 @@ mod tests {
         let mut seen = Vec::new();
         for _ in 0..3 {
             let outcome = futures::executor::block_on((&source).sample());
-            record(&control, &failures, Instant::ZERO, outcome);
+            handle_outcome(&control, &failures, Instant::ZERO, outcome);
             seen.push((
                 control.cpu().map_or(0, CpuPercent::get),
                 failures.consecutive(),
@@ -483,14 +499,14 @@ mod tests {
     fn the_adaptive_sink_reads_a_failure_as_unknown() {
         let gate: AdaptiveGate = AdaptiveGate::new(50);
         let failures = FailureCounter::new();
-        record(
+        handle_outcome(
             &gate,
             &failures,
             Instant::ZERO,
             Ok(CpuSample::local(CpuPercent::new(90))),
         );
         assert!(!gate.is_open());
-        record(
+        handle_outcome(
             &gate,
             &failures,
             Instant::ZERO,
@@ -563,7 +579,7 @@ mod tests {
         assert_eq!(stop.waiting(), 100);
         stop.request();
         // Each woken waiter, when polled, wakes the one it carries: poll until all are done.
-        let mut done = vec![false; 100];
+        let mut done = [false; 100];
         loop {
             let mut progressed = false;
             for i in 0..100 {

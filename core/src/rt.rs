@@ -208,6 +208,7 @@ pub fn env_config() -> Result<Config, SetupError> {
 }
 
 /// Checks a configuration before a handle is built from it ([`Config::validate`]).
+#[cfg(any(feature = "opensearch", feature = "system"))]
 fn validated(config: &Config) -> Result<(), SetupError> {
     config
         .validate()
@@ -216,6 +217,7 @@ fn validated(config: &Config) -> Result<(), SetupError> {
 
 /// Warns when only one of the user and the password is set: Fess then sends no
 /// credentials, and neither does this crate.
+#[cfg(feature = "opensearch")]
 fn warn_half_credentials(config: &Config) {
     match (
         &config.search_engine_username,
@@ -396,7 +398,7 @@ impl<R: Runtime, S> LoadGuard<R, S> {
             .inner
             .source
             .lock()
-            .map_or(false, |source| source.is_none());
+            .is_ok_and(|source| source.is_none());
         if config.http_control_enabled() && no_source && !self.monitor_started() {
             log::warn!(
                 "HTTP load control is now on, but it was off at start, so no cluster client was \
@@ -412,10 +414,12 @@ impl<R: Runtime, S> LoadGuard<R, S> {
         &self.inner.shared.control
     }
 
-    /// The cluster CPU the guard decides on.
+    /// The cluster CPU the guard decides on; `None` when unknown (with the `closed`
+    /// failure policy, after the last good sample went stale). Reads 0 % before the first
+    /// poll, as in Fess.
     #[must_use]
-    pub fn cpu(&self) -> CpuPercent {
-        self.control().cpu().unwrap_or(CpuPercent::ZERO)
+    pub fn cpu(&self) -> Option<CpuPercent> {
+        self.control().cpu()
     }
 
     /// The monitor's failure counter (consecutive and total failures).

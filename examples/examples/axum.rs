@@ -20,7 +20,7 @@ use axum::routing::get;
 use axum::{Json, Router, ServiceExt};
 use futures::future::Either;
 use load_tokio::{
-    AdaptiveGate, Config, CpuSourceKind, DEFAULT_CGROUP_ROOT, LoadControlLayer, LoadGuard,
+    Adaptive, Config, CpuSourceKind, DEFAULT_CGROUP_ROOT, LoadControlLayer, LoadGuard,
     OpenSearchSource, SystemSource,
 };
 use serde_json::{Value, json};
@@ -31,7 +31,7 @@ type Guard = LoadGuard<Either<OpenSearchSource, SystemSource>>;
 #[derive(Clone)]
 struct AppState {
     guard: Guard,
-    background: AdaptiveGate,
+    background: Adaptive,
     crawled: Arc<AtomicU64>,
 }
 
@@ -114,7 +114,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (guard, background) = match (guard(&args.config), AdaptiveGate::from_config(&args.config)) {
+    let (guard, background) = match (guard(&args.config), Adaptive::from_config(&args.config)) {
         (Ok(guard), Ok(background)) => (guard, background),
         (Err(error), _) => {
             eprintln!("axum example: error: {error}");

@@ -1,19 +1,22 @@
 //! Fess-style CPU load control on the `async-std` runtime.
 //!
-//! Everything of [`load_core`] is re-exported, so this is the only crate a server needs.
+//! What a server needs of [`load_core`] is re-exported (the rest is under [`load_core`]), so
+//! this is the only crate it depends on. Features `opensearch` and `system` (both on by
+//! default) bring the cluster source (surf, OpenSSL) and the local one (sysinfo): turn them
+//! off to compile neither when you bring your own [`CpuSource`].
 //! This crate adds the runtime: [`AsyncStd`] spawns the monitors and sleeps on async-std's timer,
 //! and two ready-made handles use it:
 //!
 //! - [`LoadGuard`]: decides each request; the first controlled request starts the cluster
 //!   monitor on this runtime, exactly once.
-//! - [`AdaptiveGate`]: samples this machine's CPU in the background; background work
-//!   awaits [`AdaptiveGate::wait`] (or blocks in [`AdaptiveGate::wait_blocking`] on a plain
+//! - [`Adaptive`]: samples this machine's CPU in the background; background work
+//!   awaits [`Adaptive::wait`] (or blocks in [`Adaptive::wait_blocking`] on a plain
 //!   thread) before each unit of work.
 //!
 //! async-std is discontinued upstream (advisory RUSTSEC-2025-0052): prefer `load-smol` for new code. This crate stays a thin layer so that it can be dropped without touching anything else.
 //!
 //! ```no_run
-//! use load_async_std::{AdaptiveGate, Config, Decision, LoadGuard};
+//! use load_async_std::{Adaptive, Config, Decision, LoadGuard};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # async_std::task::block_on(async {
@@ -21,7 +24,7 @@
 //!     "search_engine.http.url=http://localhost:9200\nweb.load.control=80\napi.load.control=90\n",
 //! )?;
 //! let guard = LoadGuard::from_config(&config)?;
-//! let background = AdaptiveGate::from_config(&config)?;
+//! let background = Adaptive::from_config(&config)?;
 //!
 //! // For each request:
 //! match guard.check("/api/v1/documents?q=rust") {
@@ -47,8 +50,22 @@
 use std::future::Future;
 use std::time::Duration;
 
-pub use load_core::rt::{Runtime, SetupError, StdClock, read_config};
-pub use load_core::*;
+/// The core crate, for everything this crate does not re-export.
+pub use load_core;
+pub use load_core::busy::BusyResponse;
+pub use load_core::rt::{
+    AdaptiveStats, Runtime, SetupError, StdClock, env_config, read_config, read_config_with_env,
+};
+pub use load_core::{
+    ClusterUrls, Config, ConfigError, ConfigErrorKind, CpuPercent, CpuSample, CpuSource,
+    CpuSourceKind, Decision, FailurePolicy, FixedSource, Mode, Origin, Pass, Route, ScriptedSource,
+    Secret, Sleep, Smoothing, SourceError, SourceErrorKind, Stats, Text, Url, UrlError, keys,
+    monitor, rt,
+};
+#[cfg(feature = "system")]
+pub use load_core::{DEFAULT_CGROUP_ROOT, SystemSource};
+#[cfg(feature = "opensearch")]
+pub use load_core::{OpenSearchOptions, OpenSearchSource};
 
 /// The async-std runtime: spawns on it and sleeps on its timer.
 #[derive(Clone, Copy, Debug, Default)]
@@ -66,11 +83,16 @@ impl Runtime for AsyncStd {
     }
 }
 
-/// HTTP request load control on async-std (see [`load_core::rt::LoadGuard`]); polls an
+/// HTTP request load control on asyncstd (see [`load_core::rt::LoadGuard`]); polls an
 /// OpenSearch cluster unless built with another source.
+#[cfg(feature = "opensearch")]
 pub type LoadGuard<S = OpenSearchSource> = load_core::rt::LoadGuard<AsyncStd, S>;
 
-/// Adaptive load control of background work on async-std (see [`load_core::rt::Adaptive`]).
-///
-/// This handle shadows the core's [`load_core::AdaptiveGate`], which it wraps.
-pub type AdaptiveGate = load_core::rt::Adaptive<AsyncStd>;
+/// HTTP request load control on asyncstd (see [`load_core::rt::LoadGuard`]), with a
+/// source of your own.
+#[cfg(not(feature = "opensearch"))]
+pub type LoadGuard<S> = load_core::rt::LoadGuard<AsyncStd, S>;
+
+/// Adaptive load control of background work on asyncstd (see [`load_core::rt::Adaptive`]):
+/// samples this machine's CPU and lets work wait while it is high.
+pub type Adaptive = load_core::rt::Adaptive<AsyncStd>;

@@ -1,15 +1,18 @@
 //! Fess-style CPU load control on the `tokio` runtime, with a tower layer for axum, hyper
 //! and tonic.
 //!
-//! Everything of [`load_core`] is re-exported, so this is the only crate a server needs.
+//! What a server needs of [`load_core`] is re-exported (the rest is under [`load_core`]), so
+//! this is the only crate it depends on. Features `opensearch` and `system` (both on by
+//! default) bring the cluster source (surf, OpenSSL) and the local one (sysinfo): turn them
+//! off to compile neither when you bring your own [`CpuSource`].
 //! This crate adds the runtime: [`Tokio`] spawns the monitors on a tokio runtime (the
 //! current one, or a [`tokio::runtime::Handle`] you give it) and sleeps on tokio's timer,
 //! and two ready-made handles use it:
 //!
 //! - [`LoadGuard`]: decides each request; the first controlled request starts the cluster
 //!   monitor on this runtime, exactly once.
-//! - [`AdaptiveGate`]: samples this machine's CPU in the background; background work
-//!   awaits [`AdaptiveGate::wait`] (or blocks in [`AdaptiveGate::wait_blocking`] on a plain
+//! - [`Adaptive`]: samples this machine's CPU in the background; background work
+//!   awaits [`Adaptive::wait`] (or blocks in [`Adaptive::wait_blocking`] on a plain
 //!   thread) before each unit of work.
 //!
 //! With the `tower` feature (on by default), [`LoadControlLayer`] puts the guard in front
@@ -19,7 +22,7 @@
 //!
 //! ```no_run
 //! use axum::{Router, ServiceExt, extract::Request, routing::get};
-//! use load_tokio::{AdaptiveGate, Config, LoadControlLayer, LoadGuard};
+//! use load_tokio::{Adaptive, Config, LoadControlLayer, LoadGuard};
 //! use tower_layer::Layer;
 //!
 //! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -27,7 +30,7 @@
 //!     "search_engine.http.url=http://localhost:9200\nweb.load.control=80\napi.load.control=90\n",
 //! )?;
 //! let guard = LoadGuard::from_config(&config)?;
-//! let background = AdaptiveGate::from_config(&config)?;
+//! let background = Adaptive::from_config(&config)?;
 //!
 //! let router = Router::new().route("/search", get(|| async { "results" }));
 //! // Around the whole router, in front of routing:
@@ -56,8 +59,22 @@
 use std::future::Future;
 use std::time::Duration;
 
-pub use load_core::rt::{Runtime, SetupError, StdClock, read_config};
-pub use load_core::*;
+/// The core crate, for everything this crate does not re-export.
+pub use load_core;
+pub use load_core::busy::BusyResponse;
+pub use load_core::rt::{
+    AdaptiveStats, Runtime, SetupError, StdClock, env_config, read_config, read_config_with_env,
+};
+pub use load_core::{
+    ClusterUrls, Config, ConfigError, ConfigErrorKind, CpuPercent, CpuSample, CpuSource,
+    CpuSourceKind, Decision, FailurePolicy, FixedSource, Mode, Origin, Pass, Route, ScriptedSource,
+    Secret, Sleep, Smoothing, SourceError, SourceErrorKind, Stats, Text, Url, UrlError, keys,
+    monitor, rt,
+};
+#[cfg(feature = "system")]
+pub use load_core::{DEFAULT_CGROUP_ROOT, SystemSource};
+#[cfg(feature = "opensearch")]
+pub use load_core::{OpenSearchOptions, OpenSearchSource};
 
 #[cfg(feature = "tower")]
 mod layer;
@@ -124,9 +141,14 @@ impl Runtime for Tokio {
 
 /// HTTP request load control on tokio (see [`load_core::rt::LoadGuard`]); polls an
 /// OpenSearch cluster unless built with another source.
+#[cfg(feature = "opensearch")]
 pub type LoadGuard<S = OpenSearchSource> = load_core::rt::LoadGuard<Tokio, S>;
 
-/// Adaptive load control of background work on tokio (see [`load_core::rt::Adaptive`]).
-///
-/// This handle shadows the core's [`load_core::AdaptiveGate`], which it wraps.
-pub type AdaptiveGate = load_core::rt::Adaptive<Tokio>;
+/// HTTP request load control on tokio (see [`load_core::rt::LoadGuard`]), with a
+/// source of your own.
+#[cfg(not(feature = "opensearch"))]
+pub type LoadGuard<S> = load_core::rt::LoadGuard<Tokio, S>;
+
+/// Adaptive load control of background work on tokio (see [`load_core::rt::Adaptive`]):
+/// samples this machine's CPU and lets work wait while it is high.
+pub type Adaptive = load_core::rt::Adaptive<Tokio>;

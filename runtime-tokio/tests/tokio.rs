@@ -13,7 +13,7 @@ use axum::routing::get;
 use axum::{Router, ServiceExt};
 use load_tests::{Reply, Stub};
 use load_tokio::{
-    AdaptiveGate, Config, CpuPercent, CpuSample, CpuSource, LoadControlLayer, LoadGuard,
+    Adaptive, Config, CpuPercent, CpuSample, CpuSource, LoadControlLayer, LoadGuard,
     OpenSearchOptions, OpenSearchSource, Route, SourceError, Tokio, Url,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -222,7 +222,9 @@ async fn fess_filter_cases(placement: Placement) {
         dial.set(cpu);
         let _ = get_raw(addr, "/search").await; // starts the monitor the first time
         assert!(
-            eventually(Duration::from_secs(5), || guard.cpu().get() == cpu).await,
+            eventually(Duration::from_secs(5), || guard.cpu()
+                == load_tokio::CpuPercent::new(cpu))
+            .await,
             "the guard never saw {cpu}%"
         );
         for (target, route, admitted_body) in PATHS {
@@ -257,7 +259,11 @@ async fn fess_filter_cases(placement: Placement) {
     }
     // An absolute-form target is classified by its path; an ambiguous one answers to both.
     dial.set(75);
-    assert!(eventually(Duration::from_secs(5), || guard.cpu().get() == 75).await);
+    assert!(
+        eventually(Duration::from_secs(5), || guard.cpu()
+            == load_tokio::CpuPercent::new(75))
+        .await
+    );
     assert_eq!(get_raw(addr, "http://x/search?q=1").await.status, 429);
     assert_eq!(get_raw(addr, "/api/v1/documents").await.status, 200);
     assert_eq!(
@@ -296,7 +302,7 @@ async fn a_thousand_concurrent_first_requests_start_one_monitor() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiters_sleep_while_busy_and_all_resume() {
     let dial = Dial::at(90);
-    let gate = AdaptiveGate::with_source_every(50, INTERVAL, dial.clone());
+    let gate = Adaptive::with_source_every(50, INTERVAL, dial.clone());
     assert!(eventually(Duration::from_secs(5), || gate.cpu() == CpuPercent::new(90)).await);
     let done = Arc::new(AtomicUsize::new(0));
     for _ in 0..100 {
@@ -325,7 +331,7 @@ async fn waiters_sleep_while_busy_and_all_resume() {
 #[tokio::test(flavor = "current_thread")]
 async fn ten_thousand_waiters_cost_no_polling() {
     let dial = Dial::at(90);
-    let gate = AdaptiveGate::with_source_every(50, INTERVAL, dial.clone());
+    let gate = Adaptive::with_source_every(50, INTERVAL, dial.clone());
     assert!(eventually(Duration::from_secs(5), || gate.cpu() == CpuPercent::new(90)).await);
     let done = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -386,7 +392,7 @@ fn a_handle_of_your_own() {
         "0 % before the first sample"
     );
     let deadline = Instant::now() + Duration::from_secs(5);
-    while guard.cpu().get() != 85 && Instant::now() < deadline {
+    while guard.cpu() != load_tokio::CpuPercent::new(85) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(
@@ -412,9 +418,17 @@ async fn the_opensearch_source_polls_from_tokio() {
     assert_eq!(sample.nodes, 3);
     let guard = LoadGuard::with_source(&config(80, 90), stub_source(&stub));
     let _ = guard.check("/search");
-    assert!(eventually(Duration::from_secs(5), || guard.cpu().get() == 87).await);
+    assert!(
+        eventually(Duration::from_secs(5), || guard.cpu()
+            == load_tokio::CpuPercent::new(87))
+        .await
+    );
     stub.set(Reply::cpu(&[12]));
-    assert!(eventually(Duration::from_secs(5), || guard.cpu().get() == 12).await);
+    assert!(
+        eventually(Duration::from_secs(5), || guard.cpu()
+            == load_tokio::CpuPercent::new(12))
+        .await
+    );
     guard.shutdown().await;
 }
 

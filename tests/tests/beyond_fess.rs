@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use load_core::monitor::record;
+use load_core::monitor::handle_outcome;
 use load_core::{
     Config, CpuPercent, CpuSample, CpuSource, Decision, FailureCounter, FailurePolicy, Instant,
     LoadControl, ManualClock, Mode, Outcome, Route, ScriptedSource, Smoothing, SourceError,
@@ -219,7 +219,7 @@ fn run(
         .map(|_| {
             clock.advance(Duration::from_secs(1));
             let outcome = futures::executor::block_on((&source).sample());
-            record(&control, &failures, load_core::Clock::now(&clock), outcome);
+            handle_outcome(&control, &failures, load_core::Clock::now(&clock), outcome);
             (
                 !control.check("/search").is_allowed(),
                 control.cpu().map(CpuPercent::get),

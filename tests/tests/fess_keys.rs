@@ -129,10 +129,8 @@ fn fess_connection_keys_end_to_end() {
     let stub = Stub::start(Reply::cpu(&[10]));
     let config = file(
         "env",
-        &format!(
-            "web.load.control=80\nsearch_engine.http.url=http://file.invalid:9200\n\
-             search_engine.username=fileuser\nsearch_engine.password=filepass\n"
-        ),
+        "web.load.control=80\nsearch_engine.http.url=http://file.invalid:9200\n\
+         search_engine.username=fileuser\nsearch_engine.password=filepass\n",
     );
     let server = serve(
         config,
@@ -222,9 +220,7 @@ fn fess_connection_keys_end_to_end() {
     // 5. Both userinfo and the user key: a start-up error naming both, without the password.
     let config = file(
         "conflict",
-        &format!(
-            "search_engine.http.url=http://admin:Zq-s3cr3t@127.0.0.1:9\nsearch_engine.username=admin\n"
-        ),
+        "search_engine.http.url=http://admin:Zq-s3cr3t@127.0.0.1:9\nsearch_engine.username=admin\n",
     );
     let options = Options {
         config: ConfigFrom::File(config),

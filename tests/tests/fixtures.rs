@@ -96,3 +96,41 @@ fn real_captures_read_as_their_cluster() {
         }
     }
 }
+
+/// The README's key tables say what `load_core::keys::TABLE` says: every key is listed once,
+/// with its default as the table shows it, and every environment variable with its key.
+#[test]
+fn readme_key_tables_follow_the_key_table() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md");
+    for key in &load_core::keys::TABLE {
+        let rows: Vec<&str> = readme
+            .lines()
+            .filter(|line| line.starts_with(&format!("| `{}` |", key.name())))
+            .collect();
+        assert_eq!(
+            rows.len(),
+            1,
+            "{}: one row expected, found {rows:?}",
+            key.name()
+        );
+        let default = key.default_value().to_string();
+        let shown = if default.is_empty() {
+            "none".to_owned()
+        } else {
+            format!("`{default}`")
+        };
+        assert!(
+            rows[0].starts_with(&format!("| `{}` | {shown} |", key.name())),
+            "{}: default {shown} expected in {}",
+            key.name(),
+            rows[0]
+        );
+        if let Some(variable) = key.variable() {
+            assert!(
+                readme.contains(&format!("| `{variable}` | `{}` |", key.name())),
+                "{variable} is not in the variables table"
+            );
+        }
+    }
+}

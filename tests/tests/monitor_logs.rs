@@ -33,7 +33,8 @@ async fn cluster_monitor<R: Runtime>() {
     let guard = LoadGuard::<R, _>::with_source(&config, source);
 
     let _ = guard.check("/search");
-    assert!(wait_until(Duration::from_secs(5), || guard.cpu().get() == 90));
+    assert!(wait_until(Duration::from_secs(5), || guard.cpu()
+        == CpuPercent::new(90)));
     for _ in 0..7 {
         assert!(!guard.check("/search?q=x").is_allowed());
     }
@@ -46,7 +47,8 @@ async fn cluster_monitor<R: Runtime>() {
         .consecutive()
         >= 6));
     stub.set(Reply::cpu(&[85]));
-    assert!(wait_until(Duration::from_secs(5), || guard.cpu().get() == 85));
+    assert!(wait_until(Duration::from_secs(5), || guard.cpu()
+        == CpuPercent::new(85)));
     guard.shutdown().await;
 
     let records = logs::records();

@@ -214,7 +214,10 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "CPU % at or above which web requests get 429; >= 100 disables, <= 0 rejects all",
-        set: |c, v| Ok(c.web_threshold = threshold(v)?),
+        set: |c, v| {
+            c.web_threshold = threshold(v)?;
+            Ok(())
+        },
         check: |_| Ok(()),
         show: |c, _, f| write!(f, "{}", c.web_threshold),
     },
@@ -224,7 +227,10 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "the same for API requests",
-        set: |c, v| Ok(c.api_threshold = threshold(v)?),
+        set: |c, v| {
+            c.api_threshold = threshold(v)?;
+            Ok(())
+        },
         check: |_| Ok(()),
         show: |c, _, f| write!(f, "{}", c.api_threshold),
     },
@@ -234,7 +240,10 @@ pub const TABLE: [Key; 20] = [
         restart: true,
         secret: false,
         doc: "seconds between polls (1 to 86400)",
-        set: |c, v| Ok(c.monitor_interval = secs(seconds(v)?)),
+        set: |c, v| {
+            c.monitor_interval = secs(seconds(v)?);
+            Ok(())
+        },
         check: |c| positive(c.monitor_interval),
         show: |c, _, f| duration(c.monitor_interval, f),
     },
@@ -244,7 +253,10 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "local CPU % at or above which background work waits; <= 0 disables",
-        set: |c, v| Ok(c.adaptive_threshold = threshold(v)?),
+        set: |c, v| {
+            c.adaptive_threshold = threshold(v)?;
+            Ok(())
+        },
         check: |_| Ok(()),
         show: |c, _, f| write!(f, "{}", c.adaptive_threshold),
     },
@@ -275,7 +287,10 @@ pub const TABLE: [Key; 20] = [
         restart: true,
         secret: false,
         doc: "user for HTTP basic auth; used only with the password",
-        set: |c, v| Ok(c.search_engine_username = text(v)?),
+        set: |c, v| {
+            c.search_engine_username = text(v)?;
+            Ok(())
+        },
         check: |_| Ok(()),
         show: |c, _, f| optional(c.search_engine_username.as_ref().map(Text::as_str), f),
     },
@@ -308,7 +323,10 @@ pub const TABLE: [Key; 20] = [
         restart: true,
         secret: false,
         doc: "PEM file of CA certificates that verify the cluster's certificate",
-        set: |c, v| Ok(c.certificate_authorities = text(v)?),
+        set: |c, v| {
+            c.certificate_authorities = text(v)?;
+            Ok(())
+        },
         check: |_| Ok(()),
         show: |c, _, f| optional(c.certificate_authorities.as_ref().map(Text::as_str), f),
     },
@@ -318,7 +336,10 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "seconds in Retry-After and the API body (1 to 86400)",
-        set: |c, v| Ok(c.retry_after = seconds(v)?),
+        set: |c, v| {
+            c.retry_after = seconds(v)?;
+            Ok(())
+        },
         check: |c| within(c.retry_after, 1, MAX_SECONDS),
         show: |c, _, f| write!(f, "{}", c.retry_after),
     },
@@ -351,7 +372,10 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "seconds hold and closed keep the last good sample (1 to 86400)",
-        set: |c, v| Ok(c.stale_after = secs(seconds(v)?)),
+        set: |c, v| {
+            c.stale_after = secs(seconds(v)?);
+            Ok(())
+        },
         check: |c| positive(c.stale_after),
         show: |c, _, f| duration(c.stale_after, f),
     },
@@ -409,7 +433,10 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "consecutive samples at or above a threshold before rejecting (1 to 1000)",
-        set: |c, v| Ok(c.enter_samples = ranged(v, 1, 1000)?),
+        set: |c, v| {
+            c.enter_samples = ranged(v, 1, 1000)?;
+            Ok(())
+        },
         check: |c| within(c.enter_samples, 1, 1000),
         show: |c, _, f| write!(f, "{}", c.enter_samples),
     },
@@ -419,7 +446,10 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "rejecting stops below the threshold minus this many percent (0 to 100)",
-        set: |c, v| Ok(c.exit_margin = ranged(v, 0, 100)? as u8),
+        set: |c, v| {
+            c.exit_margin = ranged(v, 0, 100)? as u8;
+            Ok(())
+        },
         check: |c| within(c.exit_margin.into(), 0, 100),
         show: |c, _, f| write!(f, "{}", c.exit_margin),
     },
@@ -429,7 +459,10 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "minimum seconds in the rejecting state (0 to 86400)",
-        set: |c, v| Ok(c.min_hold = secs(ranged(v, 0, MAX_SECONDS)?)),
+        set: |c, v| {
+            c.min_hold = secs(ranged(v, 0, MAX_SECONDS)?);
+            Ok(())
+        },
         check: |c| at_most(c.min_hold, MAX_SECONDS),
         show: |c, _, f| duration(c.min_hold, f),
     },
@@ -460,7 +493,10 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "up to this many seconds added at random to each Retry-After (0 to 3600)",
-        set: |c, v| Ok(c.retry_after_jitter = ranged(v, 0, MAX_JITTER)?),
+        set: |c, v| {
+            c.retry_after_jitter = ranged(v, 0, MAX_JITTER)?;
+            Ok(())
+        },
         check: |c| within(c.retry_after_jitter, 0, MAX_JITTER),
         show: |c, _, f| write!(f, "{}", c.retry_after_jitter),
     },
@@ -470,7 +506,10 @@ pub const TABLE: [Key; 20] = [
         restart: true,
         secret: false,
         doc: "up to this many seconds of random delay before the first poll (0 to 3600)",
-        set: |c, v| Ok(c.monitor_jitter = secs(ranged(v, 0, MAX_JITTER)?)),
+        set: |c, v| {
+            c.monitor_jitter = secs(ranged(v, 0, MAX_JITTER)?);
+            Ok(())
+        },
         check: |c| at_most(c.monitor_jitter, MAX_JITTER),
         show: |c, _, f| duration(c.monitor_jitter, f),
     },

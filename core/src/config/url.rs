@@ -45,7 +45,7 @@ impl fmt::Display for UrlError {
 impl core::error::Error for UrlError {}
 
 /// A cluster address (`http(s)://[user:password@]host[:port][/path]`), checked and stored
-/// inline so that [`Config`] stays `Copy`.
+/// inline so that [`crate::Config`] stays `Copy`.
 ///
 /// Its `Debug` and `Display` hide any password: `https://admin:***@host:9200`.
 #[derive(Clone, Copy, PartialEq, Eq)]

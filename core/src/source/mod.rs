@@ -127,7 +127,7 @@ pub enum SourceErrorKind {
 pub struct SourceError {
     kind: SourceErrorKind,
     detail: Snippet<160>,
-    at: Snippet<96>,
+    at: Snippet<48>,
 }
 
 impl SourceError {
