@@ -15,6 +15,33 @@ use crate::{
     Instant, LoadControl, Pass, Route, Sleep, SourceError,
 };
 
+/// What a runtime adapter re-exports of the core: the names a server needs, the same in
+/// every adapter, and `load_core` itself for the rest. The cluster and local sources
+/// follow the adapter's own `opensearch` and `system` features. Used once at the root of
+/// each adapter (`load_core::adapter_exports!();`).
+#[macro_export]
+macro_rules! adapter_exports {
+    () => {
+        /// The core crate, for everything this crate does not re-export.
+        pub use $crate as load_core;
+        pub use $crate::busy::BusyResponse;
+        pub use $crate::rt::{
+            AdaptiveStats, Runtime, SetupError, StdClock, env_config, read_config,
+            read_config_with_env,
+        };
+        pub use $crate::{
+            ClusterUrls, Config, ConfigError, ConfigErrorKind, CpuPercent, CpuSample, CpuSource,
+            CpuSourceKind, Decision, FailurePolicy, FixedSource, Mode, Origin, Pass, Route,
+            ScriptedSource, Secret, Sleep, Smoothing, SourceError, SourceErrorKind, Stats, Text,
+            Url, UrlError, keys, monitor, rt,
+        };
+        #[cfg(feature = "system")]
+        pub use $crate::{DEFAULT_CGROUP_ROOT, SystemSource};
+        #[cfg(feature = "opensearch")]
+        pub use $crate::{OpenSearchOptions, OpenSearchSource};
+    };
+}
+
 /// A runtime as the handles need it: spawn a task, and sleep (the [`Sleep`] supertrait).
 ///
 /// # Example
@@ -763,7 +790,7 @@ impl<R: Runtime> LoadGuard<R, crate::SystemSource> {
     /// to it.
     ///
     /// ```no_run
-    /// # fn f() -> Result<(), load_core::rt::SetupError> {
+    /// # fn f() -> Result<(), Box<dyn std::error::Error>> {
     /// # #[derive(Clone, Default)] struct Rt;
     /// # impl load_core::Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
     /// # impl load_core::rt::Runtime for Rt { fn spawn(&self, _: impl std::future::Future<Output = ()> + Send + 'static) {} }

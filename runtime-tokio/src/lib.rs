@@ -59,22 +59,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-/// The core crate, for everything this crate does not re-export.
-pub use load_core;
-pub use load_core::busy::BusyResponse;
-pub use load_core::rt::{
-    AdaptiveStats, Runtime, SetupError, StdClock, env_config, read_config, read_config_with_env,
-};
-pub use load_core::{
-    ClusterUrls, Config, ConfigError, ConfigErrorKind, CpuPercent, CpuSample, CpuSource,
-    CpuSourceKind, Decision, FailurePolicy, FixedSource, Mode, Origin, Pass, Route, ScriptedSource,
-    Secret, Sleep, Smoothing, SourceError, SourceErrorKind, Stats, Text, Url, UrlError, keys,
-    monitor, rt,
-};
-#[cfg(feature = "system")]
-pub use load_core::{DEFAULT_CGROUP_ROOT, SystemSource};
-#[cfg(feature = "opensearch")]
-pub use load_core::{OpenSearchOptions, OpenSearchSource};
+load_core::adapter_exports!();
 
 #[cfg(feature = "tower")]
 mod layer;

@@ -192,3 +192,26 @@ pub fn captured_fixtures() -> Vec<(String, Vec<u8>)> {
     captures.sort();
     captures
 }
+
+/// Sends `GET target` exactly as written (no client-side normalisation) over HTTP/1.1 with
+/// `Connection: close`, and returns the raw response.
+///
+/// # Panics
+///
+/// When the server cannot be reached or does not answer within 10 s.
+#[must_use]
+pub fn raw_exchange(addr: std::net::SocketAddr, target: &str) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read");
+    raw
+}

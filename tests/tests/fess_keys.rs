@@ -5,8 +5,7 @@
 //!
 //! One test runs the scenarios in turn, because the log capture is global to this binary.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -43,17 +42,7 @@ fn serve(config: PathBuf, env: &[(&'static str, &str)]) -> RunningServer {
 }
 
 fn get(addr: SocketAddr, target: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    write!(
-        stream,
-        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .expect("send");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).expect("read");
+    let raw = load_tests::raw_exchange(addr, target);
     let text = String::from_utf8_lossy(&raw).into_owned();
     let status = text
         .split_whitespace()

@@ -281,8 +281,10 @@ async fn error_statuses_name_the_status_and_the_body<R: Runtime>() {
             .expect_err(fixture);
         assert_eq!(error.kind(), SourceErrorKind::Status(status), "{fixture}");
         let message = error.to_string();
+        // The address it came from, then the status.
+        assert_eq!(error.address(), stub.url(), "{fixture}");
         assert!(
-            message.starts_with(&format!("HTTP status {status}: ")),
+            message.starts_with(&format!("{}: HTTP status {status}: ", stub.url())),
             "{fixture}: {message}"
         );
         assert!(message.contains(detail), "{fixture}: {message}");

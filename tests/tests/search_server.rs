@@ -1,7 +1,6 @@
 //! The search-server end to end: started in-process on an ephemeral port against the
 //! OpenSearch stub, on both runtimes, and spoken to over loopback.
 
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
@@ -61,17 +60,7 @@ impl Answer {
 
 /// Sends `target` exactly as written (no client-side normalisation) over HTTP/1.1.
 fn raw_get(addr: SocketAddr, target: &str) -> Answer {
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    write!(
-        stream,
-        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .expect("send");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).expect("read");
+    let raw = load_tests::raw_exchange(addr, target);
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("head");
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let mut lines = head.lines();
