@@ -1,9 +1,6 @@
 //! The request decision: classify, then one atomic word says whether the class is rejected.
 
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
-
-/// `LoadControl::endpoint` before any successful poll.
-const NO_ENDPOINT: u8 = u8::MAX;
 use core::cell::Cell;
 use core::fmt;
 
@@ -37,14 +34,8 @@ const IDLE: u8 = 0;
 const REQUESTED: u8 = 1;
 const TAKEN: u8 = 2;
 
-// The hot-path word: both thresholds (clamped to 0..=100), whether each class is rejected
-// now, and the mode. Everything a request needs is one relaxed load, and a reconfiguration
-// is one store: readers see the old settings or the new, never a mix.
-const WEB_SHIFT: u32 = 0;
-const API_SHIFT: u32 = 8;
-const REJECT_WEB: u32 = 1 << 16;
-const REJECT_API: u32 = 1 << 17;
-const MONITOR: u32 = 1 << 18;
+/// `LoadControl::endpoint` before any successful poll.
+const NO_ENDPOINT: u8 = u8::MAX;
 
 const fn clamp_threshold(threshold: i32) -> u8 {
     if threshold >= 100 {
@@ -56,15 +47,197 @@ const fn clamp_threshold(threshold: i32) -> u8 {
     }
 }
 
-const fn encode(web: u8, api: u8, reject_web: bool, reject_api: bool, mode: Mode) -> u32 {
-    (web as u32) << WEB_SHIFT
-        | (api as u32) << API_SHIFT
-        | if reject_web { REJECT_WEB } else { 0 }
-        | if reject_api { REJECT_API } else { 0 }
-        | match mode {
-            Mode::Enforce => 0,
-            Mode::Monitor => MONITOR,
+/// The hot-path word: both thresholds (clamped to 0..=100), whether each class is rejected
+/// now, and the mode. Everything a request needs is one relaxed load of it, and a
+/// reconfiguration is one store: readers see the old settings or the new, never a mix.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Word(u32);
+
+impl Word {
+    const WEB_SHIFT: u32 = 0;
+    const API_SHIFT: u32 = 8;
+    const REJECT_WEB: u32 = 1 << 16;
+    const REJECT_API: u32 = 1 << 17;
+    const MONITOR: u32 = 1 << 18;
+
+    const fn new(web: u8, api: u8, reject_web: bool, reject_api: bool, mode: Mode) -> Word {
+        Word(
+            (web as u32) << Self::WEB_SHIFT
+                | (api as u32) << Self::API_SHIFT
+                | if reject_web { Self::REJECT_WEB } else { 0 }
+                | if reject_api { Self::REJECT_API } else { 0 }
+                | match mode {
+                    Mode::Enforce => 0,
+                    Mode::Monitor => Self::MONITOR,
+                },
+        )
+    }
+
+    /// The threshold of the web (`api == false`) or API class.
+    #[inline]
+    const fn threshold(self, api: bool) -> u8 {
+        (self.0
+            >> if api {
+                Self::API_SHIFT
+            } else {
+                Self::WEB_SHIFT
+            }) as u8
+    }
+
+    #[inline]
+    const fn rejecting(self, api: bool) -> bool {
+        self.0
+            & if api {
+                Self::REJECT_API
+            } else {
+                Self::REJECT_WEB
+            }
+            != 0
+    }
+
+    #[inline]
+    const fn monitor(self) -> bool {
+        self.0 & Self::MONITOR != 0
+    }
+
+    /// The same settings with these rejecting states.
+    const fn with_rejecting(self, web: bool, api: bool) -> Word {
+        Word(
+            self.0 & !(Self::REJECT_WEB | Self::REJECT_API)
+                | if web { Self::REJECT_WEB } else { 0 }
+                | if api { Self::REJECT_API } else { 0 },
+        )
+    }
+
+    fn settings(self) -> Settings {
+        Settings {
+            web_threshold: self.threshold(false),
+            api_threshold: self.threshold(true),
+            mode: if self.monitor() {
+                Mode::Monitor
+            } else {
+                Mode::Enforce
+            },
         }
+    }
+
+    /// The classes whose rejecting state differs in `next`.
+    fn transitions_to(self, next: Word) -> impl Iterator<Item = Transition> {
+        [(Route::Web, false), (Route::Api, true)]
+            .into_iter()
+            .filter(move |&(_, api)| self.rejecting(api) != next.rejecting(api))
+            .map(move |(route, api)| Transition {
+                route,
+                rejecting: next.rejecting(api),
+            })
+    }
+}
+
+/// Rejections per class, and what the last summary had reported.
+struct RejectionCounters {
+    web: AtomicU32,
+    api: AtomicU32,
+    /// Counts at the last summary (written by the monitor only).
+    summarised_web: AtomicU32,
+    summarised_api: AtomicU32,
+}
+
+impl RejectionCounters {
+    const fn new() -> RejectionCounters {
+        RejectionCounters {
+            web: AtomicU32::new(0),
+            api: AtomicU32::new(0),
+            summarised_web: AtomicU32::new(0),
+            summarised_api: AtomicU32::new(0),
+        }
+    }
+
+    fn counter(&self, route: Route) -> &AtomicU32 {
+        match route {
+            Route::Api => &self.api,
+            _ => &self.web,
+        }
+    }
+
+    #[cold]
+    fn count(&self, route: Route) {
+        self.counter(route).fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn total(&self, route: Route) -> u32 {
+        self.counter(route).load(Ordering::Relaxed)
+    }
+
+    /// Rejections (web, API) since the previous call.
+    fn take_since_summary(&self) -> (u32, u32) {
+        let since = |total: &AtomicU32, summarised: &AtomicU32| {
+            let now = total.load(Ordering::Relaxed);
+            now.wrapping_sub(summarised.swap(now, Ordering::Relaxed))
+        };
+        (
+            since(&self.web, &self.summarised_web),
+            since(&self.api, &self.summarised_api),
+        )
+    }
+}
+
+/// The `Retry-After` a rejection answers with: a base and a jitter, packed in one word so
+/// that a reconfiguration changes both at once, and the jitter's pseudo-random state.
+struct RetryAfter {
+    /// Base (low 17 bits) and jitter (high 15 bits), in seconds.
+    packed: AtomicU32,
+    /// xorshift32 state for the jitter.
+    rng: AtomicU32,
+}
+
+const _: () = assert!(MAX_SECONDS < 1 << 17 && MAX_JITTER < 1 << 15);
+
+impl RetryAfter {
+    const fn new(base: u32, jitter: u32) -> RetryAfter {
+        RetryAfter {
+            packed: AtomicU32::new(Self::pack(base, jitter)),
+            rng: AtomicU32::new(0x9E37_79B9),
+        }
+    }
+
+    const fn pack(base: u32, jitter: u32) -> u32 {
+        let base = if base > MAX_SECONDS {
+            MAX_SECONDS
+        } else {
+            base
+        };
+        let jitter = if jitter > MAX_JITTER {
+            MAX_JITTER
+        } else {
+            jitter
+        };
+        base | jitter << 17
+    }
+
+    fn set(&self, base: u32, jitter: u32) {
+        self.packed
+            .store(Self::pack(base, jitter), Ordering::Relaxed);
+    }
+
+    /// One rejection's value: the base, plus a pseudo-random `0..=jitter`.
+    fn next(&self) -> u32 {
+        let packed = self.packed.load(Ordering::Relaxed);
+        let (base, jitter) = (packed & ((1 << 17) - 1), packed >> 17);
+        if jitter == 0 {
+            return base;
+        }
+        let step = |mut x: u32| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        let state = self
+            .rng
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| Some(step(x)))
+            .map_or(1, step);
+        base + state % (jitter + 1)
+    }
 }
 
 /// The settings a request decision depends on, as one consistent snapshot.
@@ -132,6 +305,7 @@ struct Transition {
 /// assert_eq!(CONTROL.rejected(Route::Web), 1);
 /// ```
 pub struct LoadControl {
+    /// The [`Word`] requests read.
     word: AtomicU32,
     latch: AtomicU8,
     /// The CPU decisions use (smoothed or held); `None` when unknown.
@@ -139,11 +313,7 @@ pub struct LoadControl {
     /// The latest successful raw sample.
     raw: CpuGauge,
     signal: CriticalSectionMutex<Cell<SignalCell>>,
-    rejected_web: AtomicU32,
-    rejected_api: AtomicU32,
-    /// Rejection counts at the last summary (written by the monitor only).
-    summarised_web: AtomicU32,
-    summarised_api: AtomicU32,
+    rejected: RejectionCounters,
     /// Entries into the rejecting state, both classes.
     transitions: AtomicU32,
     /// Nodes that answered, and that failed, in the last successful poll.
@@ -151,13 +321,8 @@ pub struct LoadControl {
     failed_nodes: AtomicU32,
     /// The address that answered the last successful poll; `NO_ENDPOINT` before one.
     endpoint: AtomicU8,
-    /// `Retry-After` base (low 17 bits) and jitter (high 15 bits), in seconds.
-    retry: AtomicU32,
-    /// xorshift32 state for the jitter.
-    rng: AtomicU32,
+    retry: RetryAfter,
 }
-
-const _: () = assert!(MAX_SECONDS < 1 << 17 && MAX_JITTER < 1 << 15);
 
 impl LoadControl {
     /// Control with these thresholds (Fess's meaning: `>= 100` disables a class, `<= 0`
@@ -180,13 +345,16 @@ impl LoadControl {
         let closed = matches!(config.failure_policy, FailurePolicy::Closed);
         let (web_state, api_state) = (Hysteresis::initial(web), Hysteresis::initial(api));
         LoadControl {
-            word: AtomicU32::new(encode(
-                web,
-                api,
-                web < 100 && (web_state.rejecting || closed),
-                api < 100 && (api_state.rejecting || closed),
-                config.mode,
-            )),
+            word: AtomicU32::new(
+                Word::new(
+                    web,
+                    api,
+                    web < 100 && (web_state.rejecting || closed),
+                    api < 100 && (api_state.rejecting || closed),
+                    config.mode,
+                )
+                .0,
+            ),
             latch: AtomicU8::new(IDLE),
             gauge: CpuGauge::with(if closed { None } else { Some(CpuPercent::ZERO) }),
             raw: CpuGauge::with(None),
@@ -196,16 +364,12 @@ impl LoadControl {
                 web: web_state,
                 api: api_state,
             })),
-            rejected_web: AtomicU32::new(0),
-            rejected_api: AtomicU32::new(0),
-            summarised_web: AtomicU32::new(0),
-            summarised_api: AtomicU32::new(0),
+            rejected: RejectionCounters::new(),
             transitions: AtomicU32::new(0),
             nodes: AtomicU32::new(0),
             failed_nodes: AtomicU32::new(0),
             endpoint: AtomicU8::new(NO_ENDPOINT),
-            retry: AtomicU32::new(pack_retry(config.retry_after, config.retry_after_jitter)),
-            rng: AtomicU32::new(0x9E37_79B9),
+            retry: RetryAfter::new(config.retry_after, config.retry_after_jitter),
         }
     }
 
@@ -234,40 +398,44 @@ impl LoadControl {
     /// API's JSON), otherwise as [`Route::Web`], and counted under that class.
     #[inline]
     pub fn check_route(&self, route: Route) -> Decision {
-        let (shift, reject_bit) = match route {
+        let api = match route {
             Route::Excluded => return Decision::Allow,
-            Route::Web => (WEB_SHIFT, REJECT_WEB),
-            Route::Api => (API_SHIFT, REJECT_API),
+            Route::Web => false,
+            Route::Api => true,
             Route::Ambiguous => return self.check_ambiguous(),
         };
-        let word = self.word.load(Ordering::Relaxed);
-        if (word >> shift) & 0xFF >= 100 {
+        let word = self.word();
+        if word.threshold(api) >= 100 {
             return Decision::Allow;
         }
         if self.latch.load(Ordering::Relaxed) == IDLE {
             self.trip_latch();
         }
-        if word & reject_bit == 0 {
+        if !word.rejecting(api) {
             return Decision::Allow;
         }
         self.reject(word, route)
     }
 
+    #[inline]
+    fn word(&self) -> Word {
+        Word(self.word.load(Ordering::Relaxed))
+    }
+
     /// Both classes, for a target routers could read as either.
     #[cold]
     fn check_ambiguous(&self) -> Decision {
-        let word = self.word.load(Ordering::Relaxed);
-        let controlled = |shift: u32| (word >> shift) & 0xFF < 100;
-        let (web, api) = (controlled(WEB_SHIFT), controlled(API_SHIFT));
+        let word = self.word();
+        let (web, api) = (word.threshold(false) < 100, word.threshold(true) < 100);
         if !web && !api {
             return Decision::Allow;
         }
         if self.latch.load(Ordering::Relaxed) == IDLE {
             self.trip_latch();
         }
-        if api && word & REJECT_API != 0 {
+        if api && word.rejecting(true) {
             self.reject(word, Route::Api)
-        } else if web && word & REJECT_WEB != 0 {
+        } else if web && word.rejecting(false) {
             self.reject(word, Route::Web)
         } else {
             Decision::Allow
@@ -276,9 +444,9 @@ impl LoadControl {
 
     /// Counts a rejection of `route`, and rejects it unless in monitor mode.
     #[inline]
-    fn reject(&self, word: u32, route: Route) -> Decision {
-        self.count_rejection(route);
-        if word & MONITOR == 0 {
+    fn reject(&self, word: Word, route: Route) -> Decision {
+        self.rejected.count(route);
+        if !word.monitor() {
             Decision::Reject(route)
         } else {
             Decision::Allow
@@ -290,15 +458,6 @@ impl LoadControl {
         let _ = self
             .latch
             .compare_exchange(IDLE, REQUESTED, Ordering::AcqRel, Ordering::Relaxed);
-    }
-
-    #[cold]
-    fn count_rejection(&self, route: Route) {
-        let counter = match route {
-            Route::Api => &self.rejected_api,
-            _ => &self.rejected_web,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
     }
 
     /// `true` exactly once, after the first controlled request: the caller must then start
@@ -323,40 +482,36 @@ impl LoadControl {
     /// takes a short lock that requests never take); logs at INFO when a class starts or
     /// stops being rejected.
     pub fn record(&self, now: Instant, outcome: Outcome) {
-        let mut transitions = [None; 2];
-        self.signal.lock(|cell| {
+        let (old, next) = self.signal.lock(|cell| {
             let mut state = cell.get();
             let (effective, raw) = state.signal.update(now, outcome, &state.config);
             if raw.is_some() {
                 self.raw.store(raw);
             }
             self.gauge.store(effective);
-            let word = self.word.load(Ordering::Relaxed);
+            let word = self.word();
             let web = state
                 .web
-                .update(now, effective, (word >> WEB_SHIFT) as u8, &state.config);
+                .update(now, effective, word.threshold(false), &state.config);
             let api = state
                 .api
-                .update(now, effective, (word >> API_SHIFT) as u8, &state.config);
-            let bits = if web { REJECT_WEB } else { 0 } | if api { REJECT_API } else { 0 };
-            let next = (word & !(REJECT_WEB | REJECT_API)) | bits;
+                .update(now, effective, word.threshold(true), &state.config);
+            let next = word.with_rejecting(web, api);
             if next != word {
-                self.word.store(next, Ordering::Release);
-                for (slot, (route, bit)) in transitions
-                    .iter_mut()
-                    .zip([(Route::Web, REJECT_WEB), (Route::Api, REJECT_API)])
-                {
-                    if (word ^ next) & bit != 0 {
-                        *slot = Some(Transition {
-                            route,
-                            rejecting: next & bit != 0,
-                        });
-                    }
-                }
+                self.word.store(next.0, Ordering::Release);
             }
             cell.set(state);
+            (word, next)
         });
-        for transition in transitions.into_iter().flatten() {
+        self.changed(old, next);
+    }
+
+    /// Counts and logs, after the lock is released, the classes whose state changed.
+    fn changed(&self, old: Word, next: Word) {
+        for transition in old.transitions_to(next) {
+            if transition.rejecting {
+                self.transitions.fetch_add(1, Ordering::Relaxed);
+            }
             self.log_transition(transition);
         }
     }
@@ -370,9 +525,6 @@ impl LoadControl {
             (true, Mode::Monitor) => "now over the threshold (monitor mode: still admitted)",
             (false, _) => "admitted again",
         };
-        if rejecting {
-            self.transitions.fetch_add(1, Ordering::Relaxed);
-        }
         match cpu {
             Some(cpu) => log::info!(
                 "Load control: {route} requests {verb} (cpu={cpu}, threshold={threshold}%)"
@@ -388,19 +540,18 @@ impl LoadControl {
     /// at once, all together. A class whose threshold changed starts afresh from the
     /// current CPU; a change of smoothing restarts it from the next sample.
     pub fn reconfigure(&self, config: &Config) {
-        let mut transitions = [None; 2];
-        self.signal.lock(|cell| {
+        let (old, next) = self.signal.lock(|cell| {
             let mut state = cell.get();
             let signal = SignalConfig::from_config(config);
             if signal.smoothing != state.config.smoothing {
                 state.signal.reset_smoothing();
             }
             state.config = signal;
-            let old = self.word.load(Ordering::Relaxed);
+            let old = self.word();
             let cpu = self.gauge.cpu();
-            let rejecting = |shift: u32, threshold: i32, class: &mut Hysteresis| {
+            let rejecting = |api: bool, threshold: i32, class: &mut Hysteresis| {
                 let threshold = clamp_threshold(threshold);
-                if (old >> shift) as u8 != threshold {
+                if old.threshold(api) != threshold {
                     *class = Hysteresis::new(false);
                     // One sample's worth of the plain rule, ignoring the entry streak.
                     let fresh = SignalConfig {
@@ -411,63 +562,40 @@ impl LoadControl {
                 }
                 threshold < 100 && (class.rejecting || cpu.is_none())
             };
-            let web = rejecting(WEB_SHIFT, config.web_threshold, &mut state.web);
-            let api = rejecting(API_SHIFT, config.api_threshold, &mut state.api);
-            let next = encode(
+            let web = rejecting(false, config.web_threshold, &mut state.web);
+            let api = rejecting(true, config.api_threshold, &mut state.api);
+            let next = Word::new(
                 clamp_threshold(config.web_threshold),
                 clamp_threshold(config.api_threshold),
                 web,
                 api,
                 config.mode,
             );
-            self.word.store(next, Ordering::Release);
-            for (slot, (route, bit)) in transitions
-                .iter_mut()
-                .zip([(Route::Web, REJECT_WEB), (Route::Api, REJECT_API)])
-            {
-                if (old ^ next) & bit != 0 {
-                    *slot = Some(Transition {
-                        route,
-                        rejecting: next & bit != 0,
-                    });
-                }
-            }
-            self.retry.store(
-                pack_retry(config.retry_after, config.retry_after_jitter),
-                Ordering::Relaxed,
-            );
+            self.word.store(next.0, Ordering::Release);
+            self.retry
+                .set(config.retry_after, config.retry_after_jitter);
             cell.set(state);
+            (old, next)
         });
-        for transition in transitions.into_iter().flatten() {
-            self.log_transition(transition);
-        }
+        self.changed(old, next);
     }
 
     /// The thresholds and mode requests are decided with, as one snapshot.
     #[must_use]
     pub fn settings(&self) -> Settings {
-        let word = self.word.load(Ordering::Acquire);
-        Settings {
-            web_threshold: (word >> WEB_SHIFT) as u8,
-            api_threshold: (word >> API_SHIFT) as u8,
-            mode: if word & MONITOR == 0 {
-                Mode::Enforce
-            } else {
-                Mode::Monitor
-            },
-        }
+        Word(self.word.load(Ordering::Acquire)).settings()
     }
 
     /// Whether requests of `route` are in the rejecting state now (in monitor mode: would
     /// be rejected).
     #[must_use]
     pub fn is_rejecting(&self, route: Route) -> bool {
-        let word = self.word.load(Ordering::Relaxed);
+        let word = self.word();
         match route {
             Route::Excluded => false,
-            Route::Web => word & REJECT_WEB != 0,
-            Route::Api => word & REJECT_API != 0,
-            Route::Ambiguous => word & (REJECT_WEB | REJECT_API) != 0,
+            Route::Web => word.rejecting(false),
+            Route::Api => word.rejecting(true),
+            Route::Ambiguous => word.rejecting(false) || word.rejecting(true),
         }
     }
 
@@ -516,8 +644,7 @@ impl LoadControl {
     pub fn rejected(&self, route: Route) -> u32 {
         match route {
             Route::Excluded | Route::Ambiguous => 0,
-            Route::Web => self.rejected_web.load(Ordering::Relaxed),
-            Route::Api => self.rejected_api.load(Ordering::Relaxed),
+            Route::Web | Route::Api => self.rejected.total(route),
         }
     }
 
@@ -567,50 +694,20 @@ impl LoadControl {
 
     /// Rejections per class (web, API) since the previous call: what a summary reports.
     pub fn take_rejection_counts(&self) -> (u32, u32) {
-        let since = |total: &AtomicU32, summarised: &AtomicU32| {
-            let now = total.load(Ordering::Relaxed);
-            now.wrapping_sub(summarised.swap(now, Ordering::Relaxed))
-        };
-        (
-            since(&self.rejected_web, &self.summarised_web),
-            since(&self.rejected_api, &self.summarised_api),
-        )
+        self.rejected.take_since_summary()
     }
 
     /// The `Retry-After` for one rejection, in seconds: `load.control.retry.after`, plus a
     /// pseudo-random `0..=jitter` when `load.control.retry.after.jitter` is set.
     pub fn retry_after(&self) -> u32 {
-        let packed = self.retry.load(Ordering::Relaxed);
-        let (base, jitter) = (packed & ((1 << 17) - 1), packed >> 17);
-        if jitter == 0 {
-            return base;
-        }
-        let next = |mut x: u32| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
-        let state = self
-            .rng
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| Some(next(x)))
-            .map_or(1, next);
-        base + state % (jitter + 1)
+        self.retry.next()
     }
-}
 
-const fn pack_retry(base: u32, jitter: u32) -> u32 {
-    let base = if base > MAX_SECONDS {
-        MAX_SECONDS
-    } else {
-        base
-    };
-    let jitter = if jitter > MAX_JITTER {
-        MAX_JITTER
-    } else {
-        jitter
-    };
-    base | jitter << 17
+    /// A snapshot at `now`, with the monitor's `failures` ([`crate::Stats::of`]).
+    #[must_use]
+    pub fn stats(&self, failures: &crate::FailureCounter, now: Instant) -> crate::Stats {
+        crate::Stats::of(self, failures, now)
+    }
 }
 
 impl fmt::Debug for LoadControl {

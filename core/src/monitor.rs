@@ -68,7 +68,7 @@ impl Sink for LoadControl {
     const SOURCE: &'static str = "search engine";
 
     fn on_outcome(&self, now: Instant, outcome: Outcome) {
-        self.log_rejections();
+        log_rejections(self);
         LoadControl::record(self, now, outcome);
     }
 
@@ -93,31 +93,31 @@ impl<M: RawMutex> Sink for AdaptiveGate<M> {
     }
 }
 
-impl LoadControl {
-    fn log_rejections(&self) {
-        let (web, api) = self.take_rejection_counts();
-        if web == 0 && api == 0 {
-            return;
-        }
-        let threshold = |route| self.threshold(route).unwrap_or(100);
-        let cpu = self.cpu().map_or(0, CpuPercent::get);
-        let (w, a) = (threshold(Route::Web), threshold(Route::Api));
-        let prefix = match self.settings().mode {
-            Mode::Enforce => "Rejecting request due to high CPU load:",
-            Mode::Monitor => "Would reject request due to high CPU load (monitor mode, admitted):",
-        };
-        match (web, api) {
-            (_, 0) => log::info!(
-                "{prefix} {web} web request(s) (threshold={w}%) since the last poll, cpu={cpu}%"
-            ),
-            (0, _) => log::info!(
-                "{prefix} {api} API request(s) (threshold={a}%) since the last poll, cpu={cpu}%"
-            ),
-            _ => log::info!(
-                "{prefix} {web} web (threshold={w}%) and {api} API (threshold={a}%) request(s) \
-                 since the last poll, cpu={cpu}%"
-            ),
-        }
+/// Logs, at INFO, how many requests were rejected since the previous poll: one line per
+/// interval however heavy the overload.
+fn log_rejections(control: &LoadControl) {
+    let (web, api) = control.take_rejection_counts();
+    if web == 0 && api == 0 {
+        return;
+    }
+    let threshold = |route| control.threshold(route).unwrap_or(100);
+    let cpu = control.cpu().map_or(0, CpuPercent::get);
+    let (w, a) = (threshold(Route::Web), threshold(Route::Api));
+    let prefix = match control.settings().mode {
+        Mode::Enforce => "Rejecting request due to high CPU load:",
+        Mode::Monitor => "Would reject request due to high CPU load (monitor mode, admitted):",
+    };
+    match (web, api) {
+        (_, 0) => log::info!(
+            "{prefix} {web} web request(s) (threshold={w}%) since the last poll, cpu={cpu}%"
+        ),
+        (0, _) => log::info!(
+            "{prefix} {api} API request(s) (threshold={a}%) since the last poll, cpu={cpu}%"
+        ),
+        _ => log::info!(
+            "{prefix} {web} web (threshold={w}%) and {api} API (threshold={a}%) request(s) \
+             since the last poll, cpu={cpu}%"
+        ),
     }
 }
 

@@ -54,30 +54,31 @@ pub struct Stats {
     pub settings: Settings,
 }
 
-impl LoadControl {
-    /// A snapshot at `now`, with the monitor's `failures`. Takes the monitor-side lock
-    /// briefly (never taken by requests).
+impl Stats {
+    /// A snapshot of `control` at `now`, with the monitor's `failures`. Takes the
+    /// monitor-side lock briefly (never taken by requests).
     #[must_use]
-    pub fn stats(&self, failures: &FailureCounter, now: Instant) -> Stats {
-        let (nodes, failed_nodes) = self.nodes();
+    pub fn of(control: &LoadControl, failures: &FailureCounter, now: Instant) -> Stats {
+        let this = control;
+        let (nodes, failed_nodes) = this.nodes();
         Stats {
-            cpu: self.cpu(),
-            raw_cpu: self.raw_cpu(),
-            sample_age: self
+            cpu: this.cpu(),
+            raw_cpu: this.raw_cpu(),
+            sample_age: this
                 .last_success()
                 .map(|then| now.saturating_duration_since(then)),
-            polls: self.reading().sequence,
+            polls: this.reading().sequence,
             consecutive_failures: failures.consecutive(),
             total_failures: failures.total(),
             nodes,
             failed_nodes,
-            endpoint: self.endpoint(),
-            rejected_web: self.rejected(Route::Web),
-            rejected_api: self.rejected(Route::Api),
-            rejecting_web: self.is_rejecting(Route::Web),
-            rejecting_api: self.is_rejecting(Route::Api),
-            transitions: self.transitions(),
-            settings: self.settings(),
+            endpoint: this.endpoint(),
+            rejected_web: this.rejected(Route::Web),
+            rejected_api: this.rejected(Route::Api),
+            rejecting_web: this.is_rejecting(Route::Web),
+            rejecting_api: this.is_rejecting(Route::Api),
+            transitions: this.transitions(),
+            settings: this.settings(),
         }
     }
 }
