@@ -44,6 +44,11 @@ macro_rules! adapter_exports {
 
 /// A runtime as the handles need it: spawn a task, and sleep (the [`Sleep`] supertrait).
 ///
+/// A runtime is a value: the adapters' unit types (`Smol`, `AsyncStd`) spawn on the
+/// runtime's global executor, and others carry a handle (`load_tokio::Tokio`,
+/// `load_smol::SmolExecutor` for an executor of your own). Constructors without `_on` take
+/// `R::default()` when the runtime has one; the `_on` constructors take the value.
+///
 /// # Example
 ///
 /// The whole `smol` adapter is essentially this:
@@ -64,7 +69,7 @@ macro_rules! adapter_exports {
 ///     }
 /// }
 /// ```
-pub trait Runtime: Sleep + Clone + Default + Send + Sync + 'static {
+pub trait Runtime: Sleep + Clone + Send + Sync + 'static {
     /// Runs `task` in the background to completion (handles stop their tasks through a
     /// [`Stop`], not by cancelling them).
     fn spawn(&self, task: impl Future<Output = ()> + Send + 'static);
@@ -315,7 +320,10 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
     /// A guard with `config`'s thresholds, interval and `Retry-After`, polling `source` once
     /// started.
     #[must_use]
-    pub fn with_source(config: &Config, source: S) -> Self {
+    pub fn with_source(config: &Config, source: S) -> Self
+    where
+        R: Default,
+    {
         Self::with_source_on(config, source, R::default())
     }
 
@@ -548,7 +556,10 @@ impl<R: Runtime> Adaptive<R> {
     /// A gate at `config.adaptive_threshold`, fed by `source` every
     /// `config.monitor_interval`.
     #[must_use]
-    pub fn with_source<S: CpuSource + Send + 'static>(config: &Config, source: S) -> Self {
+    pub fn with_source<S: CpuSource + Send + 'static>(config: &Config, source: S) -> Self
+    where
+        R: Default,
+    {
         Self::with_source_every(config.adaptive_threshold, config.monitor_interval, source)
     }
 
@@ -558,7 +569,10 @@ impl<R: Runtime> Adaptive<R> {
         threshold: i32,
         interval: Duration,
         source: S,
-    ) -> Self {
+    ) -> Self
+    where
+        R: Default,
+    {
         Self::with_source_every_on(threshold, interval, source, R::default())
     }
 
@@ -749,7 +763,10 @@ impl<R: Runtime> LoadGuard<R, crate::OpenSearchSource> {
     /// [`SetupError::Config`] when the configuration is invalid ([`Config::validate`]);
     /// [`SetupError::MissingClusterUrl`] when HTTP control is on and no address is set;
     /// [`SetupError::Source`] when the source cannot be created (unreadable CA file).
-    pub fn from_config(config: &Config) -> Result<Self, SetupError> {
+    pub fn from_config(config: &Config) -> Result<Self, SetupError>
+    where
+        R: Default,
+    {
         Self::from_config_on(config, R::default())
     }
 
@@ -777,7 +794,10 @@ impl<R: Runtime> LoadGuard<R, crate::OpenSearchSource> {
     /// # Errors
     ///
     /// As [`read_config`] and [`LoadGuard::from_config`].
-    pub fn from_properties_file(path: impl AsRef<Path>) -> Result<Self, SetupError> {
+    pub fn from_properties_file(path: impl AsRef<Path>) -> Result<Self, SetupError>
+    where
+        R: Default,
+    {
         Self::from_config(&read_config(path)?)
     }
 }
@@ -806,12 +826,24 @@ impl<R: Runtime> LoadGuard<R, crate::SystemSource> {
     /// [`SetupError::Config`] when the configuration is invalid;
     /// [`SetupError::IntervalTooShort`] when the interval (set in code) is shorter than
     /// the CPU can be measured; [`SetupError::Source`] when it cannot be measured at all.
-    pub fn single_box(config: &Config) -> Result<Self, SetupError> {
+    pub fn single_box(config: &Config) -> Result<Self, SetupError>
+    where
+        R: Default,
+    {
+        Self::single_box_on(config, R::default())
+    }
+
+    /// [`LoadGuard::single_box`], spawning the monitor with `runtime`.
+    ///
+    /// # Errors
+    ///
+    /// As [`LoadGuard::single_box`].
+    pub fn single_box_on(config: &Config, runtime: R) -> Result<Self, SetupError> {
         validated(config)?;
         check_interval(config.monitor_interval)?;
         let source =
             crate::SystemSource::with_kind(crate::CpuSourceKind::Host, crate::DEFAULT_CGROUP_ROOT)?;
-        Ok(Self::with_source(config, source))
+        Ok(Self::with_source_on(config, source, runtime))
     }
 }
 
@@ -848,7 +880,10 @@ impl<R: Runtime> Adaptive<R> {
     /// [`SetupError::IntervalTooShort`] when the interval (set in code) is shorter than
     /// the CPU can be measured; [`SetupError::Source`] when this system's CPU cannot be
     /// read.
-    pub fn from_config(config: &Config) -> Result<Self, SetupError> {
+    pub fn from_config(config: &Config) -> Result<Self, SetupError>
+    where
+        R: Default,
+    {
         Self::from_config_on(config, R::default())
     }
 

@@ -21,7 +21,7 @@ use serde_json::json;
 pub type ClusterSource = Either<OpenSearchSource, SystemSource>;
 
 /// The application state shared by every connection.
-pub struct App<R: Runtime> {
+pub struct App<R: Runtime + Default> {
     guard: LoadGuard<R, ClusterSource>,
     background: Adaptive<R>,
     config: Mutex<Config>,
@@ -29,7 +29,7 @@ pub struct App<R: Runtime> {
     stop: Stop,
 }
 
-impl<R: Runtime> std::fmt::Debug for App<R> {
+impl<R: Runtime + Default> std::fmt::Debug for App<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("App")
             .field("guard", &self.guard)
@@ -38,7 +38,7 @@ impl<R: Runtime> std::fmt::Debug for App<R> {
     }
 }
 
-impl<R: Runtime> App<R> {
+impl<R: Runtime + Default> App<R> {
     /// The application for `config`, with the cluster monitor ready to start on the first
     /// controlled request and the local sampler running.
     ///
@@ -57,9 +57,9 @@ impl<R: Runtime> App<R> {
                     .map_err(|e| format!("cannot read this machine's CPU: {e}"))?,
             ),
         };
-        let local = SystemSource::with_kind(config.adaptive_source, DEFAULT_CGROUP_ROOT)
-            .map_err(|e| format!("cannot read this machine's CPU: {e}"))?;
-        Ok(Self::with_sources(config, cluster, local))
+        let background =
+            Adaptive::from_config(&config).map_err(|e| format!("adaptive load control: {e}"))?;
+        Ok(Self::build(config, cluster, background))
     }
 
     /// The application with explicit sources (tests use scripted ones).
@@ -68,12 +68,15 @@ impl<R: Runtime> App<R> {
         cluster: ClusterSource,
         local: L,
     ) -> Arc<App<R>> {
-        let interval = config
-            .monitor_interval
-            .max(SystemSource::minimum_interval());
+        let background =
+            Adaptive::with_source_every(config.adaptive_threshold, config.monitor_interval, local);
+        Self::build(config, cluster, background)
+    }
+
+    fn build(config: Config, cluster: ClusterSource, background: Adaptive<R>) -> Arc<App<R>> {
         Arc::new(App {
             guard: LoadGuard::with_source(&config, cluster),
-            background: Adaptive::with_source_every(config.adaptive_threshold, interval, local),
+            background,
             config: Mutex::new(config),
             crawled: AtomicU64::new(0),
             stop: Stop::new(),

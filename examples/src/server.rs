@@ -18,7 +18,7 @@ use crate::cli::{CliError, Options, RuntimeKind, load_config};
 use crate::http::{self, Handler, Limits};
 
 /// A runtime that can run the server: block on a future, and accept connections.
-pub trait Serve: Runtime {
+pub trait Serve: Runtime + Default {
     /// Runs `future` to completion on this thread.
     fn block_on<F: Future>(future: F) -> F::Output;
 
@@ -32,7 +32,7 @@ pub trait Serve: Runtime {
     ) -> impl Future<Output = io::Result<()>> + Send;
 }
 
-fn handler<R: Runtime>(app: Arc<App<R>>) -> Arc<Handler> {
+fn handler<R: Runtime + Default>(app: Arc<App<R>>) -> Arc<Handler> {
     Arc::new(move |request| app.handle(&request))
 }
 

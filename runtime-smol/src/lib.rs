@@ -68,6 +68,52 @@ impl Runtime for Smol {
     }
 }
 
+/// smol on an executor of your own: monitors are spawned on it (and run only while you
+/// drive it, e.g. with `Executor::run`), not on smol's global executor, which starts its
+/// own threads.
+///
+/// ```
+/// use std::sync::Arc;
+/// use load_smol::{Config, CpuPercent, FixedSource, SmolExecutor};
+///
+/// let executor = Arc::new(smol::Executor::new());
+/// let config = Config::from_properties("web.load.control=80")?;
+/// let source: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(95))));
+/// let on_mine = SmolExecutor::new(executor.clone());
+/// let guard = load_smol::rt::LoadGuard::with_source_on(&config, source, on_mine);
+/// let _ = guard.check("/search"); // spawns the monitor on `executor`
+/// smol::block_on(executor.run(async {
+///     while guard.cpu() != CpuPercent::new(95) {
+///         smol::Timer::after(std::time::Duration::from_millis(10)).await;
+///     }
+/// }));
+/// # Ok::<(), load_smol::ConfigError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct SmolExecutor {
+    executor: std::sync::Arc<::smol::Executor<'static>>,
+}
+
+impl SmolExecutor {
+    /// Spawns on `executor`.
+    #[must_use]
+    pub fn new(executor: std::sync::Arc<::smol::Executor<'static>>) -> SmolExecutor {
+        SmolExecutor { executor }
+    }
+}
+
+impl Sleep for SmolExecutor {
+    async fn sleep(&self, duration: Duration) {
+        ::smol::Timer::after(duration).await;
+    }
+}
+
+impl Runtime for SmolExecutor {
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        self.executor.spawn(task).detach();
+    }
+}
+
 /// HTTP request load control on smol (see [`load_core::rt::LoadGuard`]); polls an
 /// OpenSearch cluster unless built with another source.
 #[cfg(feature = "opensearch")]

@@ -23,7 +23,7 @@ pub fn wait_until(timeout: std::time::Duration, mut condition: impl FnMut() -> b
 
 /// Polls `condition` every 10 ms on runtime `R`'s timer until it holds or `timeout` passes;
 /// whether it held. The async counterpart of [`wait_until`], for scenarios on a runtime.
-pub async fn eventually<R: load_core::rt::Runtime>(
+pub async fn eventually<R: load_core::rt::Runtime + Default>(
     timeout: std::time::Duration,
     mut condition: impl FnMut() -> bool,
 ) -> bool {

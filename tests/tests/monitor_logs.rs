@@ -18,7 +18,7 @@ fn matching(records: &[Record], prefix: &str) -> Vec<Record> {
         .collect()
 }
 
-async fn cluster_monitor<R: Runtime>() {
+async fn cluster_monitor<R: Runtime + Default>() {
     logs::start();
     let stub = Stub::start(Reply::cpu(&[90, 12]));
     let url = Url::parse(&stub.url_with_credentials("admin", "s3cret")).expect("url");
@@ -93,7 +93,7 @@ async fn cluster_monitor<R: Runtime>() {
     }
 }
 
-async fn adaptive_sampler<R: Runtime>() {
+async fn adaptive_sampler<R: Runtime + Default>() {
     logs::start();
     let source: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(90))));
     let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);

@@ -220,7 +220,7 @@ fn node_ids(stats: &serde_json::Value) -> Vec<String> {
 
 // ---- 1. the source polls it -------------------------------------------------------------
 
-async fn the_source_reads_every_node<R: Runtime>() {
+async fn the_source_reads_every_node<R: Runtime + Default>() {
     let cluster = cluster();
     let sample = cluster
         .source(Duration::from_secs(10))
@@ -436,7 +436,7 @@ async fn real_cpu_drives_429<R: Serve>() {
 
 // ---- 4. a node lost, the whole cluster stopped, started again --------------------------------
 
-async fn a_lost_node_an_outage_and_a_restart<R: Runtime>() {
+async fn a_lost_node_an_outage_and_a_restart<R: Runtime + Default>() {
     let cluster = cluster();
     logs::start();
     let mut config = Config::new();
@@ -555,7 +555,7 @@ impl<S: CpuSource + Send> CpuSource for Recorded<S> {
     }
 }
 
-async fn a_frozen_cluster_ends_each_poll_at_the_timeout_and_recovers<R: Runtime>() {
+async fn a_frozen_cluster_ends_each_poll_at_the_timeout_and_recovers<R: Runtime + Default>() {
     let cluster = cluster();
     let timeout = Duration::from_secs(2);
     let interval = Duration::from_secs(1);
@@ -650,7 +650,7 @@ fn secure() -> Secure {
     }
 }
 
-async fn the_secured_node_takes_the_right_credentials_only<R: Runtime>() {
+async fn the_secured_node_takes_the_right_credentials_only<R: Runtime + Default>() {
     logs::start();
     let secure = secure();
     let url = Url::parse(&secure.url).expect("url");

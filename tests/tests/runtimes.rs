@@ -31,11 +31,11 @@ fn source(stub: &Stub, timeout: Duration) -> OpenSearchSource {
     OpenSearchSource::with_options(&url, OpenSearchOptions::new().timeout(timeout)).expect("source")
 }
 
-fn guard<R: Runtime>(stub: &Stub, web: i32, api: i32) -> LoadGuard<R, OpenSearchSource> {
+fn guard<R: Runtime + Default>(stub: &Stub, web: i32, api: i32) -> LoadGuard<R, OpenSearchSource> {
     LoadGuard::with_source(&config(web, api), source(stub, Duration::from_secs(2)))
 }
 
-async fn pause<R: Runtime>(duration: Duration) {
+async fn pause<R: Runtime + Default>(duration: Duration) {
     load_core::Sleep::sleep(&R::default(), duration).await;
 }
 
@@ -45,7 +45,7 @@ fn cpu(n: u8) -> CpuPercent {
 
 // ---- the cluster monitor ----------------------------------------------------------------
 
-async fn cpu_is_the_busiest_node_and_unknown_nodes_are_skipped<R: Runtime>() {
+async fn cpu_is_the_busiest_node_and_unknown_nodes_are_skipped<R: Runtime + Default>() {
     let stub = Stub::start(Reply::fixture("os-filter-path"));
     let guard = guard::<R>(&stub, 80, 100);
     assert_eq!(
@@ -74,7 +74,7 @@ async fn cpu_is_the_busiest_node_and_unknown_nodes_are_skipped<R: Runtime>() {
     guard.shutdown().await;
 }
 
-async fn partial_failure_is_a_success_that_records_failed_nodes<R: Runtime>() {
+async fn partial_failure_is_a_success_that_records_failed_nodes<R: Runtime + Default>() {
     let stub = Stub::start(Reply::fixture("os-filter-path-partial-failure"));
     let sample = source(&stub, Duration::from_secs(2))
         .sample()
@@ -96,7 +96,7 @@ async fn partial_failure_is_a_success_that_records_failed_nodes<R: Runtime>() {
     );
 }
 
-async fn no_poll_before_the_first_controlled_request<R: Runtime>() {
+async fn no_poll_before_the_first_controlled_request<R: Runtime + Default>() {
     let stub = Stub::start(Reply::cpu(&[10]));
     let guard = guard::<R>(&stub, 80, 100);
     for path in ["/admin/", "/login", "/css/a.css", "/api/v1/x", "/error/x"] {
@@ -115,7 +115,7 @@ async fn no_poll_before_the_first_controlled_request<R: Runtime>() {
     guard.shutdown().await;
 }
 
-async fn both_thresholds_at_100_never_poll<R: Runtime>() {
+async fn both_thresholds_at_100_never_poll<R: Runtime + Default>() {
     let stub = Stub::start(Reply::cpu(&[100]));
     let guard = guard::<R>(&stub, 100, 100);
     for path in ["/", "/search", "/api/v1/x", "/admin/"] {
@@ -128,7 +128,7 @@ async fn both_thresholds_at_100_never_poll<R: Runtime>() {
     assert!(!guard.monitor_started());
 }
 
-async fn a_thousand_concurrent_first_requests_start_one_monitor<R: Runtime>() {
+async fn a_thousand_concurrent_first_requests_start_one_monitor<R: Runtime + Default>() {
     let stub = Stub::start(Reply::cpu(&[10]));
     let guard = guard::<R>(&stub, 80, 90);
     let barrier = std::sync::Barrier::new(1000);
@@ -159,7 +159,7 @@ async fn a_thousand_concurrent_first_requests_start_one_monitor<R: Runtime>() {
     guard.shutdown().await;
 }
 
-async fn an_outage_fails_open_and_recovery_restores<R: Runtime>() {
+async fn an_outage_fails_open_and_recovery_restores<R: Runtime + Default>() {
     let stub = Stub::start(Reply::cpu(&[90, 40]));
     let guard = guard::<R>(&stub, 80, 100);
     let _ = guard.check("/search");
@@ -188,7 +188,7 @@ async fn an_outage_fails_open_and_recovery_restores<R: Runtime>() {
     guard.shutdown().await;
 }
 
-async fn slow_headers_and_stalled_bodies_end_at_the_timeout_one_at_a_time<R: Runtime>() {
+async fn slow_headers_and_stalled_bodies_end_at_the_timeout_one_at_a_time<R: Runtime + Default>() {
     let timeout = Duration::from_millis(300);
     for reply in [
         Reply::cpu(&[50]).delayed(Duration::from_secs(3)),
@@ -219,7 +219,7 @@ async fn slow_headers_and_stalled_bodies_end_at_the_timeout_one_at_a_time<R: Run
 /// A connection that stalls far beyond the timeout (headers and 10 bytes, then nothing for
 /// 30 s) must not be reused: the next poll opens a fresh connection and succeeds at once;
 /// healthy polls share one keep-alive connection; a failed status also drops its connection.
-async fn a_failed_poll_never_leaves_its_connection_for_reuse<R: Runtime>() {
+async fn a_failed_poll_never_leaves_its_connection_for_reuse<R: Runtime + Default>() {
     let timeout = Duration::from_millis(300);
     let stub = Stub::start(Reply::cpu(&[42]));
     let mut source = source(&stub, timeout);
@@ -257,7 +257,7 @@ async fn a_failed_poll_never_leaves_its_connection_for_reuse<R: Runtime>() {
     );
 }
 
-async fn error_statuses_name_the_status_and_the_body<R: Runtime>() {
+async fn error_statuses_name_the_status_and_the_body<R: Runtime + Default>() {
     for (fixture, status, detail) in [
         ("os-401", 401, "Unauthorized"),
         ("es-8x-401", 401, "security_exception"),
@@ -291,7 +291,7 @@ async fn error_statuses_name_the_status_and_the_body<R: Runtime>() {
     }
 }
 
-async fn oversize_nested_and_garbage_bodies_fail_cleanly<R: Runtime>() {
+async fn oversize_nested_and_garbage_bodies_fail_cleanly<R: Runtime + Default>() {
     let stub = Stub::start(Reply::megabytes(3));
     let error = source(&stub, Duration::from_secs(5))
         .sample()
@@ -353,7 +353,7 @@ async fn oversize_nested_and_garbage_bodies_fail_cleanly<R: Runtime>() {
     );
 }
 
-async fn credentials_travel_in_a_header_only<R: Runtime>() {
+async fn credentials_travel_in_a_header_only<R: Runtime + Default>() {
     let stub = Stub::start(Reply::fixture("os-401"));
     let url = Url::parse(&stub.url_with_credentials("admin", "s3cr%40t")).expect("url");
     let mut source = OpenSearchSource::new(&url).expect("source");
@@ -380,7 +380,7 @@ fn leaked(cpu: u8) -> &'static FixedSource {
     Box::leak(Box::new(FixedSource::new(CpuPercent::new(cpu))))
 }
 
-async fn waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample<R: Runtime>() {
+async fn waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample<R: Runtime + Default>() {
     let source = leaked(90);
     let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
@@ -410,7 +410,7 @@ async fn waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample<R: Runt
     gate.shutdown().await;
 }
 
-async fn wait_timeout_returns_false_after_its_deadline<R: Runtime>() {
+async fn wait_timeout_returns_false_after_its_deadline<R: Runtime + Default>() {
     let source = leaked(95);
     let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(95))).await);
@@ -429,7 +429,7 @@ async fn wait_timeout_returns_false_after_its_deadline<R: Runtime>() {
     gate.shutdown().await;
 }
 
-async fn a_disabled_gate_never_waits_nor_samples<R: Runtime>() {
+async fn a_disabled_gate_never_waits_nor_samples<R: Runtime + Default>() {
     for threshold in [0, -10] {
         let source = leaked(100);
         let gate = Adaptive::<R>::with_source_every(threshold, Duration::from_millis(10), source);
@@ -441,7 +441,7 @@ async fn a_disabled_gate_never_waits_nor_samples<R: Runtime>() {
     }
 }
 
-async fn ten_thousand_waiters_cost_no_polling<R: Runtime>() {
+async fn ten_thousand_waiters_cost_no_polling<R: Runtime + Default>() {
     let source = leaked(90);
     let interval = Duration::from_millis(50);
     let gate = Adaptive::<R>::with_source_every(50, interval, source);
@@ -475,7 +475,7 @@ async fn ten_thousand_waiters_cost_no_polling<R: Runtime>() {
     gate.shutdown().await;
 }
 
-async fn plain_threads_block_and_resume<R: Runtime>() {
+async fn plain_threads_block_and_resume<R: Runtime + Default>() {
     let source = leaked(90);
     let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
@@ -502,7 +502,7 @@ async fn plain_threads_block_and_resume<R: Runtime>() {
     gate.shutdown().await;
 }
 
-async fn shutdown_stops_the_tasks<R: Runtime>() {
+async fn shutdown_stops_the_tasks<R: Runtime + Default>() {
     let stub = Stub::start(Reply::cpu(&[10]));
     let guard = guard::<R>(&stub, 80, 100);
     let _ = guard.check("/");
@@ -529,7 +529,7 @@ async fn shutdown_stops_the_tasks<R: Runtime>() {
 /// A shutdown while the CPU is high releases every parked waiter, task or thread, with
 /// `Stopped`; two clones shutting down at once both return (the stop signal used to keep a
 /// single waker, so one of two waiters could wait forever).
-async fn shutdown_releases_parked_work_and_many_callers<R: Runtime>() {
+async fn shutdown_releases_parked_work_and_many_callers<R: Runtime + Default>() {
     let source = leaked(95);
     let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(95))).await);
@@ -585,7 +585,7 @@ async fn shutdown_releases_parked_work_and_many_callers<R: Runtime>() {
     assert!(eventually::<R>(Duration::from_secs(5), || both.load(Ordering::SeqCst) == 2).await);
 }
 
-async fn fleet_jitter_delays_the_first_poll_within_its_window<R: Runtime>() {
+async fn fleet_jitter_delays_the_first_poll_within_its_window<R: Runtime + Default>() {
     let window = Duration::from_millis(400);
     for _ in 0..3 {
         let stub = Stub::start(Reply::cpu(&[10]));
@@ -607,6 +607,31 @@ async fn fleet_jitter_delays_the_first_poll_within_its_window<R: Runtime>() {
         assert_eq!(stub.max_in_flight(), 1, "never two polls in flight");
         guard.shutdown().await;
     }
+}
+
+/// Monitors spawned with a runtime value of the user's (a smol `Executor` they drive) run
+/// there, not on smol's global executor: nothing samples until the executor is driven.
+#[test]
+fn monitors_run_on_an_executor_of_your_own() {
+    let executor = Arc::new(smol::Executor::new());
+    let on_mine = load_smol::SmolExecutor::new(Arc::clone(&executor));
+    let source = leaked(95);
+    let guard = LoadGuard::with_source_on(&config(80, 100), source, on_mine.clone());
+    let local = leaked(70);
+    let gate = Adaptive::with_source_every_on(50, INTERVAL, local, on_mine);
+    let _ = guard.check("/search");
+    assert!(guard.monitor_started());
+    std::thread::sleep(INTERVAL * 6);
+    assert_eq!(source.taken(), 0, "the monitor waits for its executor");
+    assert_eq!(local.taken(), 0, "so does the sampler");
+    smol::block_on(executor.run(async {
+        while guard.cpu() != Some(cpu(95)) || gate.cpu() != Some(cpu(70)) {
+            smol::Timer::after(Duration::from_millis(10)).await;
+        }
+        guard.shutdown().await;
+        gate.shutdown().await;
+    }));
+    assert!(source.taken() >= 1 && local.taken() >= 1);
 }
 
 load_tests::on_both_runtimes!(

@@ -15,7 +15,8 @@ use cortex_m_semihosting::{debug, hprintln};
 use load_core::opensearch::{ParseError, parse_node_stats};
 use load_core::{
     AdaptiveGate, Config, CpuPercent, CpuSample, CpuSource, Decision, FailureCounter, FailureLevel,
-    Instant, LoadControl, Outcome, Route, ScriptedSource, SourceError, SourceErrorKind, classify,
+    Instant, LoadControl, Origin, Outcome, Pass, Route, ScriptedSource, SourceError,
+    SourceErrorKind, classify,
 };
 
 /// What a case returns: `Err(why)` on the first expectation that does not hold.
@@ -56,7 +57,7 @@ fn config_from_fess_properties() -> Check {
     expect(later.web_threshold == 70, "the last duplicate wins")?;
     let bad = Config::from_properties("web.load.control=eighty\n");
     expect(
-        bad.is_err_and(|e| e.line == 1),
+        bad.is_err_and(|e| e.at == Origin::Line(1)),
         "a bad value names its line",
     )
 }
@@ -188,7 +189,7 @@ fn adaptive_gate_waits_and_opens() -> Check {
     GATE.store(CpuPercent::new(10));
     expect(poll_once(wait.as_mut()).is_ready(), "opens at 10 %")?;
     expect(GATE.waiting() == 0, "no waiter left")?;
-    block_on(GATE.wait());
+    expect(block_on(GATE.wait()) == Pass::Proceed, "passes when open")?;
     Ok(())
 }
 
