@@ -398,23 +398,25 @@ impl LoadControl {
     /// API's JSON), otherwise as [`Route::Web`], and counted under that class.
     #[inline]
     pub fn check_route(&self, route: Route) -> Decision {
-        let api = match route {
+        // The class's shift and bit are constants of the match, so the admitted path stays
+        // a load, a shift and two compares.
+        let (shift, reject_bit) = match route {
             Route::Excluded => return Decision::Allow,
-            Route::Web => false,
-            Route::Api => true,
+            Route::Web => (Word::WEB_SHIFT, Word::REJECT_WEB),
+            Route::Api => (Word::API_SHIFT, Word::REJECT_API),
             Route::Ambiguous => return self.check_ambiguous(),
         };
-        let word = self.word();
-        if word.threshold(api) >= 100 {
+        let word = self.word.load(Ordering::Relaxed);
+        if (word >> shift) & 0xFF >= 100 {
             return Decision::Allow;
         }
         if self.latch.load(Ordering::Relaxed) == IDLE {
             self.trip_latch();
         }
-        if !word.rejecting(api) {
+        if word & reject_bit == 0 {
             return Decision::Allow;
         }
-        self.reject(word, route)
+        self.reject(Word(word), route)
     }
 
     #[inline]

@@ -22,9 +22,11 @@ mod path;
 pub mod properties;
 #[cfg(feature = "std")]
 pub mod rt;
+mod sample;
 mod signal;
 mod snippet;
-mod source;
+#[cfg(any(feature = "opensearch", feature = "system"))]
+mod sources;
 mod stats;
 mod text;
 mod time;
@@ -40,15 +42,17 @@ pub use gauge::{CpuGauge, CpuPercent, FailureCounter, FailureLevel, Reading};
 pub use path::{
     EXCLUDED_PREFIXES, Route, STATIC_EXTENSIONS, classify, classify_bytes, decode_unreserved,
 };
+pub use sample::{CpuSample, CpuSource, FixedSource, ScriptedSource, SourceError, SourceErrorKind};
 pub use signal::{Outcome, SignalConfig};
 pub use snippet::Snippet;
 #[cfg(feature = "system")]
-pub use source::{
+pub use sources::{
     Cgroup, CgroupSource, CgroupVersion, DEFAULT_CGROUP_ROOT, LocalCpu, SystemSource, cpu_percent,
 };
-pub use source::{CpuSample, CpuSource, FixedSource, ScriptedSource, SourceError, SourceErrorKind};
 #[cfg(feature = "opensearch")]
-pub use source::{OpenSearchOptions, OpenSearchSource};
+pub use sources::{OpenSearchOptions, OpenSearchSource};
 pub use stats::Stats;
 pub use text::{Secret, Text};
+#[cfg(feature = "std")]
+pub use time::StdClock;
 pub use time::{Clock, Instant, ManualClock, Sleep};

@@ -12,7 +12,7 @@ use crate::busy::{self, BusyResponse};
 use crate::monitor::{self, Schedule, Stop};
 use crate::{
     AdaptiveGate, Clock, Config, ConfigError, CpuPercent, CpuSource, Decision, FailureCounter,
-    Instant, LoadControl, Pass, Route, Sleep, SourceError,
+    LoadControl, Pass, Route, Sleep, SourceError,
 };
 
 /// What a runtime adapter re-exports of the core: the names a server needs, the same in
@@ -75,33 +75,7 @@ pub trait Runtime: Sleep + Clone + Send + Sync + 'static {
     fn spawn(&self, task: impl Future<Output = ()> + Send + 'static);
 }
 
-/// A [`Clock`] on `std::time::Instant`, counting from its creation.
-#[derive(Clone, Copy, Debug)]
-pub struct StdClock {
-    base: std::time::Instant,
-}
-
-impl StdClock {
-    /// A clock whose epoch is now.
-    #[must_use]
-    pub fn new() -> StdClock {
-        StdClock {
-            base: std::time::Instant::now(),
-        }
-    }
-}
-
-impl Default for StdClock {
-    fn default() -> Self {
-        StdClock::new()
-    }
-}
-
-impl Clock for StdClock {
-    fn now(&self) -> Instant {
-        Instant::from_millis(u64::try_from(self.base.elapsed().as_millis()).unwrap_or(u64::MAX))
-    }
-}
+pub use crate::time::StdClock;
 
 /// Why a handle could not be set up.
 #[derive(Debug)]

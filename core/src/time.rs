@@ -226,6 +226,38 @@ impl fmt::Debug for ManualClock {
     }
 }
 
+/// A [`Clock`] on `std::time::Instant`, counting from its creation.
+#[cfg(feature = "std")]
+#[derive(Clone, Copy, Debug)]
+pub struct StdClock {
+    base: std::time::Instant,
+}
+
+#[cfg(feature = "std")]
+impl StdClock {
+    /// A clock whose epoch is now.
+    #[must_use]
+    pub fn new() -> StdClock {
+        StdClock {
+            base: std::time::Instant::now(),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl Default for StdClock {
+    fn default() -> Self {
+        StdClock::new()
+    }
+}
+
+#[cfg(feature = "std")]
+impl Clock for StdClock {
+    fn now(&self) -> Instant {
+        Instant::from_millis(u64::try_from(self.base.elapsed().as_millis()).unwrap_or(u64::MAX))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

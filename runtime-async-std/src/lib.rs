@@ -4,6 +4,7 @@
 //! this is the only crate it depends on. Features `opensearch` and `system` (both on by
 //! default) bring the cluster source (surf, OpenSSL) and the local one (sysinfo): turn them
 //! off to compile neither when you bring your own [`CpuSource`].
+//!
 //! This crate adds the runtime: [`AsyncStd`] spawns the monitors and sleeps on async-std's timer,
 //! and two ready-made handles use it:
 //!
@@ -16,7 +17,7 @@
 //! async-std is discontinued upstream (advisory RUSTSEC-2025-0052): prefer `load-smol` for new code. This crate stays a thin layer so that it can be dropped without touching anything else.
 //!
 //! ```no_run
-//! use load_async_std::{Adaptive, Config, Decision, LoadGuard};
+//! use load_async_std::{Adaptive, Config, Decision, LoadGuard, Pass};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # async_std::task::block_on(async {
@@ -35,10 +36,12 @@
 //!     }
 //! }
 //!
-//! // Before each unit of background work:
-//! background.wait().await;
+//! // Before each unit of background work: `Stopped` once the gate is shut down.
+//! if background.wait().await == Pass::Stopped {
+//!     return Ok(());
+//! }
 //!
-//! // On the way out:
+//! // On the way out (Ctrl-C): every waiting task and thread gets `Pass::Stopped`.
 //! guard.shutdown().await;
 //! background.shutdown().await;
 //! # Ok(()) })

@@ -4,6 +4,7 @@
 //! this is the only crate it depends on. Features `opensearch` and `system` (both on by
 //! default) bring the cluster source (surf, OpenSSL) and the local one (sysinfo): turn them
 //! off to compile neither when you bring your own [`CpuSource`].
+//!
 //! This crate adds the runtime: [`Smol`] spawns the monitors and sleeps on smol's timer,
 //! and two ready-made handles use it:
 //!
@@ -16,7 +17,7 @@
 //! smol is the recommended runtime.
 //!
 //! ```no_run
-//! use load_smol::{Adaptive, Config, Decision, LoadGuard};
+//! use load_smol::{Adaptive, Config, Decision, LoadGuard, Pass};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # smol::block_on(async {
@@ -35,10 +36,12 @@
 //!     }
 //! }
 //!
-//! // Before each unit of background work:
-//! background.wait().await;
+//! // Before each unit of background work: `Stopped` once the gate is shut down.
+//! if background.wait().await == Pass::Stopped {
+//!     return Ok(());
+//! }
 //!
-//! // On the way out:
+//! // On the way out (Ctrl-C): every waiting task and thread gets `Pass::Stopped`.
 //! guard.shutdown().await;
 //! background.shutdown().await;
 //! # Ok(()) })
@@ -52,7 +55,9 @@ use std::time::Duration;
 
 load_core::adapter_exports!();
 
-/// The smol runtime: spawns on it and sleeps on its timer.
+/// The smol runtime: spawns on smol's global executor (`smol::spawn`, which starts its own
+/// threads the first time) and sleeps on its timer. [`SmolExecutor`] spawns on an executor
+/// of yours instead.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Smol;
 

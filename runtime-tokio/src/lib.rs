@@ -37,7 +37,7 @@
 //! let app = LoadControlLayer::new(guard.clone()).layer(router);
 //!
 //! // Before each unit of background work:
-//! background.wait().await;
+//! let _pass = background.wait().await; // Pass::Stopped after shutdown
 //!
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! axum::serve(listener, ServiceExt::<Request>::into_make_service(app)).await?;

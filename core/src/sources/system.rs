@@ -8,8 +8,9 @@ use std::time::Instant;
 use sysinfo::{MINIMUM_CPU_UPDATE_INTERVAL, System};
 
 use super::cgroup::{Cgroup, CgroupSource, CgroupVersion};
-use crate::rt::StdClock;
-use crate::{CpuPercent, CpuSample, CpuSource, CpuSourceKind, SourceError, SourceErrorKind};
+use crate::{
+    CpuPercent, CpuSample, CpuSource, CpuSourceKind, SourceError, SourceErrorKind, StdClock,
+};
 
 /// Where cgroups are mounted: inside a container with its own cgroup namespace, this is the
 /// container's cgroup.

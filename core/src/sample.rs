@@ -1,5 +1,6 @@
 //! Where CPU samples come from: the [`CpuSource`] trait, its sample and error types, and
-//! allocation-free test doubles.
+//! allocation-free test doubles. `no_std`, like everything the decisions use; the sources
+//! that need an OS live in `sources`.
 
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use core::fmt;
@@ -377,17 +378,3 @@ where
         }
     }
 }
-
-#[cfg(feature = "system")]
-mod cgroup;
-#[cfg(feature = "opensearch")]
-mod opensearch;
-#[cfg(feature = "system")]
-mod system;
-
-#[cfg(feature = "system")]
-pub use cgroup::{Cgroup, CgroupSource, CgroupVersion, cpu_percent};
-#[cfg(feature = "opensearch")]
-pub use opensearch::{OpenSearchOptions, OpenSearchSource};
-#[cfg(feature = "system")]
-pub use system::{DEFAULT_CGROUP_ROOT, LocalCpu, SystemSource};

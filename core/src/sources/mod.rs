@@ -1,0 +1,17 @@
+//! The CPU sources that need an operating system: the cluster over HTTP (feature
+//! `opensearch`) and this machine (feature `system`). They implement
+//! [`crate::CpuSource`], which lives with its sample and error types in the `no_std` part.
+
+#[cfg(feature = "system")]
+mod cgroup;
+#[cfg(feature = "opensearch")]
+mod opensearch;
+#[cfg(feature = "system")]
+mod system;
+
+#[cfg(feature = "system")]
+pub use cgroup::{Cgroup, CgroupSource, CgroupVersion, cpu_percent};
+#[cfg(feature = "opensearch")]
+pub use opensearch::{OpenSearchOptions, OpenSearchSource};
+#[cfg(feature = "system")]
+pub use system::{DEFAULT_CGROUP_ROOT, LocalCpu, SystemSource};
