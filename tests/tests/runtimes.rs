@@ -609,6 +609,73 @@ async fn fleet_jitter_delays_the_first_poll_within_its_window<R: Runtime + Defau
     }
 }
 
+/// The file reader and `from_config`, as a server calls them: Fess's keys from a file and
+/// the environment become the guard's credentials; with HTTP control off no client is
+/// built and nothing is polled, whatever the requests; a bad config is refused.
+async fn from_config_and_the_file_reader<R: Runtime + Default>() {
+    let stub = Stub::start(Reply::cpu(&[88]));
+    let dir = std::env::temp_dir().join(format!("load-from-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(format!(
+        "fess-{}.properties",
+        std::any::type_name::<R>().len()
+    ));
+    std::fs::write(
+        &path,
+        format!(
+            "web.load.control=80\nload.control.monitor.interval=1\nsearch_engine.http.url={}\n\
+             search_engine.username=fess\n",
+            stub.url()
+        ),
+    )
+    .expect("write");
+    let config = load_core::rt::read_config_with_env(&path, |name| {
+        (name == "SEARCH_ENGINE_PASSWORD").then(|| "from-env".to_owned())
+    })
+    .expect("config");
+    let guard = LoadGuard::<R, OpenSearchSource>::from_config(&config).expect("guard");
+    let _ = guard.check("/search");
+    assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == Some(cpu(88))).await);
+    let auth = stub.seen()[0].authorization.clone();
+    assert_eq!(
+        auth.as_deref(),
+        Some(
+            surf::http::auth::BasicAuth::new("fess", "from-env")
+                .value()
+                .as_str()
+        )
+    );
+    guard.shutdown().await;
+
+    // HTTP control off: no client, no address needed, no poll.
+    let off = Config::from_properties("web.load.control=100\napi.load.control=100").expect("off");
+    let idle = LoadGuard::<R, OpenSearchSource>::from_config(&off).expect("built without a URL");
+    for target in ["/search", "/api/v1/documents"] {
+        assert!(idle.check(target).is_allowed());
+    }
+    assert!(!idle.monitor_started());
+    // Control on without an address, and an invalid config built in code, are refused.
+    let no_url = Config::from_properties("web.load.control=80").expect("config");
+    assert!(matches!(
+        LoadGuard::<R, OpenSearchSource>::from_config(&no_url),
+        Err(load_core::rt::SetupError::MissingClusterUrl)
+    ));
+    let mut bad = config;
+    bad.exit_margin = 200;
+    let error = LoadGuard::<R, OpenSearchSource>::from_config(&bad).expect_err("invalid");
+    assert!(
+        error.to_string().contains("load.control.exit.margin"),
+        "{error}"
+    );
+    // Adaptive control off: no sampler, every wait passes.
+    let gate = Adaptive::<R>::from_config(
+        &Config::from_properties("adaptive.load.control=0").expect("cfg"),
+    )
+    .expect("gate");
+    assert_eq!(gate.wait().await, Pass::Proceed);
+    std::fs::remove_file(&path).expect("remove");
+}
+
 /// Monitors spawned with a runtime value of the user's (a smol `Executor` they drive) run
 /// there, not on smol's global executor: nothing samples until the executor is driven.
 #[test]
@@ -653,5 +720,6 @@ load_tests::on_both_runtimes!(
     plain_threads_block_and_resume,
     shutdown_stops_the_tasks,
     shutdown_releases_parked_work_and_many_callers,
+    from_config_and_the_file_reader,
     fleet_jitter_delays_the_first_poll_within_its_window,
 );
