@@ -42,7 +42,9 @@ pub use gauge::{CpuGauge, CpuPercent, FailureCounter, FailureLevel, Reading};
 pub use path::{
     EXCLUDED_PREFIXES, Route, STATIC_EXTENSIONS, classify, classify_bytes, decode_unreserved,
 };
-pub use sample::{CpuSample, CpuSource, FixedSource, ScriptedSource, SourceError, SourceErrorKind};
+pub use sample::{
+    BodyError, CpuSample, CpuSource, FixedSource, ScriptedSource, SourceError, SourceErrorKind,
+};
 pub use signal::{Outcome, SignalConfig};
 pub use snippet::Snippet;
 #[cfg(feature = "system")]

@@ -458,6 +458,39 @@ impl<'de> Fields<'de> for Cpu<'_> {
     }
 }
 
+impl crate::CpuSample {
+    /// A sample of a cluster, from a parsed `_nodes/stats/os` body.
+    #[must_use]
+    pub const fn cluster(stats: &NodeStats) -> crate::CpuSample {
+        crate::CpuSample {
+            cpu: Some(stats.max_cpu),
+            nodes: stats.nodes,
+            failed: match stats.failed {
+                Some(failed) => failed,
+                None => 0,
+            },
+            endpoint: 0,
+        }
+    }
+}
+
+impl From<ParseError> for crate::SourceError {
+    /// The parser's error as a [`crate::BodyError`], its own words as the detail.
+    fn from(e: ParseError) -> Self {
+        let kind = match e {
+            ParseError::TooLarge { len, limit } => crate::BodyError::TooLarge { len, limit },
+            ParseError::TooDeep { limit } => crate::BodyError::TooDeep { limit },
+            ParseError::Json(json) => crate::BodyError::Malformed {
+                offset: json.offset(),
+            },
+            _ => crate::BodyError::Unexpected,
+        };
+        let mut detail = heapless::String::<160>::new();
+        let _ = fmt::write(&mut detail, format_args!("{e}"));
+        crate::SourceError::new(crate::SourceErrorKind::Body(kind), &detail)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

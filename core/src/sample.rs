@@ -6,7 +6,6 @@ use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use core::fmt;
 use core::future::Future;
 
-use crate::opensearch::{NodeStats, ParseError};
 use crate::{CpuPercent, Snippet};
 
 /// One reading of a CPU source.
@@ -32,20 +31,6 @@ impl CpuSample {
             cpu,
             nodes: 1,
             failed: 0,
-            endpoint: 0,
-        }
-    }
-
-    /// A sample of a cluster, from a parsed `_nodes/stats/os` body.
-    #[must_use]
-    pub const fn cluster(stats: &NodeStats) -> CpuSample {
-        CpuSample {
-            cpu: Some(stats.max_cpu),
-            nodes: stats.nodes,
-            failed: match stats.failed {
-                Some(failed) => failed,
-                None => 0,
-            },
             endpoint: 0,
         }
     }
@@ -103,8 +88,8 @@ pub enum SourceErrorKind {
     Timeout,
     /// The server answered with a status that is not 2xx.
     Status(u16),
-    /// The body could not be read.
-    Body(ParseError),
+    /// The answer's body is not what the source reads.
+    Body(BodyError),
     /// The connection failed while reading.
     Io,
     /// The source cannot measure at all on this machine.
@@ -195,9 +180,45 @@ impl SourceError {
     }
 }
 
-impl From<ParseError> for SourceError {
-    fn from(e: ParseError) -> Self {
-        SourceError::of(SourceErrorKind::Body(e))
+/// Why an answer's body was refused, in terms any source can use; the detail of the
+/// [`SourceError`] says more (for the cluster source: the OpenSearch parser's error).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BodyError {
+    /// Longer than the source reads.
+    TooLarge {
+        /// The body's length (or the bytes read, one past the cap, when it was cut off).
+        len: usize,
+        /// The cap.
+        limit: usize,
+    },
+    /// Nested deeper than the source reads.
+    TooDeep {
+        /// The cap.
+        limit: usize,
+    },
+    /// Not in the format expected: `offset` is where it stops being well-formed, `None`
+    /// when it is well-formed but of another shape.
+    Malformed {
+        /// The byte offset of the first error, if it is a syntax error.
+        offset: Option<usize>,
+    },
+    /// Well-formed and of the right shape, but with a value the source refuses (an
+    /// out-of-range percent, an error object where a reading belongs).
+    Unexpected,
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::TooLarge { len, limit } => {
+                write!(f, "body of {len} bytes exceeds the {limit}-byte limit")
+            }
+            BodyError::TooDeep { limit } => write!(f, "body nested deeper than {limit} levels"),
+            BodyError::Malformed { offset: Some(at) } => write!(f, "malformed body at byte {at}"),
+            BodyError::Malformed { offset: None } => f.write_str("body of an unexpected shape"),
+            BodyError::Unexpected => f.write_str("unexpected value in the body"),
+        }
     }
 }
 
@@ -210,7 +231,7 @@ impl fmt::Display for SourceError {
             SourceErrorKind::Connect => f.write_str("cannot connect")?,
             SourceErrorKind::Timeout => f.write_str("timed out")?,
             SourceErrorKind::Status(status) => write!(f, "HTTP status {status}")?,
-            SourceErrorKind::Body(e) => write!(f, "{e}")?,
+            SourceErrorKind::Body(_) => f.write_str("unreadable body")?,
             SourceErrorKind::Io => f.write_str("connection failed")?,
             SourceErrorKind::Unsupported => f.write_str("CPU usage cannot be measured here")?,
             SourceErrorKind::Other => f.write_str("sampling failed")?,

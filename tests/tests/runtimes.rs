@@ -8,11 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use load_core::opensearch::ParseError;
 use load_core::rt::{Adaptive, LoadGuard, Runtime};
 use load_core::{
-    Config, CpuPercent, CpuSource, Decision, FixedSource, OpenSearchOptions, OpenSearchSource,
-    Pass, Route, SourceErrorKind, Url,
+    BodyError, Config, CpuPercent, CpuSource, Decision, FixedSource, OpenSearchOptions,
+    OpenSearchSource, Pass, Route, SourceErrorKind, Url,
 };
 use load_tests::{Reply, Stub, eventually};
 
@@ -300,7 +299,7 @@ async fn oversize_nested_and_garbage_bodies_fail_cleanly<R: Runtime + Default>()
     assert!(
         matches!(
             error.kind(),
-            SourceErrorKind::Body(ParseError::TooLarge { .. })
+            SourceErrorKind::Body(BodyError::TooLarge { .. })
         ),
         "{error}"
     );
@@ -313,7 +312,7 @@ async fn oversize_nested_and_garbage_bodies_fail_cleanly<R: Runtime + Default>()
     assert!(
         matches!(
             error.kind(),
-            SourceErrorKind::Body(ParseError::TooLarge { .. } | ParseError::TooDeep { .. })
+            SourceErrorKind::Body(BodyError::TooLarge { .. } | BodyError::TooDeep { .. })
         ),
         "{error}"
     );
@@ -324,7 +323,7 @@ async fn oversize_nested_and_garbage_bodies_fail_cleanly<R: Runtime + Default>()
         .expect_err("too deep");
     assert_eq!(
         error.kind(),
-        SourceErrorKind::Body(ParseError::TooDeep { limit: 64 }),
+        SourceErrorKind::Body(BodyError::TooDeep { limit: 64 }),
         "{error}"
     );
 
@@ -334,7 +333,10 @@ async fn oversize_nested_and_garbage_bodies_fail_cleanly<R: Runtime + Default>()
         .await
         .expect_err("garbage");
     assert!(
-        matches!(error.kind(), SourceErrorKind::Body(ParseError::Json(_))),
+        matches!(
+            error.kind(),
+            SourceErrorKind::Body(BodyError::Malformed { offset: Some(_) })
+        ),
         "{error}"
     );
 
@@ -347,7 +349,7 @@ async fn oversize_nested_and_garbage_bodies_fail_cleanly<R: Runtime + Default>()
     assert!(
         matches!(
             error.kind(),
-            SourceErrorKind::Io | SourceErrorKind::Body(ParseError::Json(_))
+            SourceErrorKind::Io | SourceErrorKind::Body(BodyError::Malformed { .. })
         ),
         "{error}"
     );
