@@ -47,6 +47,8 @@ pub use sample::{
 };
 pub use signal::{Outcome, SignalConfig};
 pub use snippet::Snippet;
+#[cfg(any(feature = "opensearch", feature = "system"))]
+pub use sources::IoTimer;
 #[cfg(feature = "system")]
 pub use sources::{
     Cgroup, CgroupSource, CgroupVersion, DEFAULT_CGROUP_ROOT, LocalCpu, SystemSource, cpu_percent,

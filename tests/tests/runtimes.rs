@@ -611,6 +611,21 @@ async fn fleet_jitter_delays_the_first_poll_within_its_window<R: Runtime + Defau
     }
 }
 
+/// The cluster source times its timeout with whatever `Sleep` it is given: here the
+/// runtime's own timer instead of the default `IoTimer`.
+async fn the_timeout_runs_on_the_sleep_it_is_given<R: Runtime + Default>() {
+    let stub = Stub::start(Reply::cpu(&[10]).delayed(Duration::from_secs(5)));
+    let mut source = source(&stub, Duration::from_millis(300)).with_sleep(R::default());
+    let started = Instant::now();
+    let error = source.sample().await.expect_err("times out");
+    assert_eq!(error.kind(), SourceErrorKind::Timeout);
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+}
+
 /// The file reader and `from_config`, as a server calls them: Fess's keys from a file and
 /// the environment become the guard's credentials; with HTTP control off no client is
 /// built and nothing is polled, whatever the requests; a bad config is refused.
@@ -723,5 +738,6 @@ load_tests::on_both_runtimes!(
     shutdown_stops_the_tasks,
     shutdown_releases_parked_work_and_many_callers,
     from_config_and_the_file_reader,
+    the_timeout_runs_on_the_sleep_it_is_given,
     fleet_jitter_delays_the_first_poll_within_its_window,
 );

@@ -9,6 +9,7 @@ use futures::future::{Either, select};
 use futures::io::AsyncReadExt;
 use surf::http::auth::BasicAuth;
 
+use super::IoTimer;
 use crate::opensearch::{Limits, NODE_STATS_PATH, ParseError, parse_node_stats_with};
 use crate::{ClusterUrls, Config, CpuSample, CpuSource, SourceError, SourceErrorKind, Url};
 
@@ -123,7 +124,7 @@ impl OpenSearchOptions {
 /// println!("busiest node: {:?}", sample.cpu);
 /// # Ok(()) }
 /// ```
-pub struct OpenSearchSource {
+pub struct OpenSearchSource<Z = IoTimer> {
     client: surf::Client,
     /// What `client` was built from: a failed exchange replaces the client (and with it the
     /// connection pool) by a fresh one built from this.
@@ -133,6 +134,8 @@ pub struct OpenSearchSource {
     current: usize,
     timeout: Duration,
     max_body: usize,
+    /// Times the timeout.
+    sleep: Z,
 }
 
 /// One address of the cluster.
@@ -214,6 +217,7 @@ impl OpenSearchSource {
             current: 0,
             timeout: options.timeout.unwrap_or(Self::DEFAULT_TIMEOUT),
             max_body: options.max_body.unwrap_or(Limits::DEFAULT.max_body),
+            sleep: IoTimer,
         })
     }
 
@@ -232,6 +236,23 @@ impl OpenSearchSource {
             )
         })?;
         OpenSearchSource::cluster(&urls, OpenSearchOptions::from_config(config))
+    }
+}
+
+impl<Z> OpenSearchSource<Z> {
+    /// The same source, timing its timeout with `sleep` (a runtime's [`crate::Sleep`])
+    /// instead of [`IoTimer`].
+    #[must_use]
+    pub fn with_sleep<S: crate::Sleep>(self, sleep: S) -> OpenSearchSource<S> {
+        OpenSearchSource {
+            client: self.client,
+            config: self.config,
+            endpoints: self.endpoints,
+            current: self.current,
+            timeout: self.timeout,
+            max_body: self.max_body,
+            sleep,
+        }
     }
 
     /// The URL the next poll goes to, without credentials.
@@ -376,7 +397,7 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-impl CpuSource for OpenSearchSource {
+impl<Z: crate::Sleep + Send + Sync> CpuSource for OpenSearchSource<Z> {
     /// One poll, bounded by the timeout.
     ///
     /// A healthy poll leaves its keep-alive connection for the next one. A poll that fails
@@ -388,7 +409,7 @@ impl CpuSource for OpenSearchSource {
         let endpoint = &self.endpoints[self.current];
         let outcome = {
             let fetch = std::pin::pin!(self.fetch(endpoint));
-            let timer = async_io::Timer::after(self.timeout);
+            let timer = std::pin::pin!(self.sleep.sleep(self.timeout));
             match select(fetch, timer).await {
                 Either::Left((outcome, _)) => outcome,
                 Either::Right(_) => Err(SourceError::new(
@@ -409,7 +430,7 @@ impl CpuSource for OpenSearchSource {
     }
 }
 
-impl fmt::Debug for OpenSearchSource {
+impl<Z> fmt::Debug for OpenSearchSource<Z> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let urls: Vec<&str> = self.endpoints.iter().map(|e| e.shown.as_str()).collect();
         f.debug_struct("OpenSearchSource")

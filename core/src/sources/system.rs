@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use sysinfo::{MINIMUM_CPU_UPDATE_INTERVAL, System};
 
+use super::IoTimer;
 use super::cgroup::{Cgroup, CgroupSource, CgroupVersion};
 use crate::{
     CpuPercent, CpuSample, CpuSource, CpuSourceKind, SourceError, SourceErrorKind, StdClock,
@@ -52,9 +53,11 @@ impl fmt::Display for LocalCpu {
 /// sysinfo reads the host's `/proc/stat`: inside a container with a CPU quota that is the
 /// host's load, not the container's. [`SystemSource::with_kind`] reads the cgroup instead
 /// (`cgroup`), or when it sets a limit below the host's CPUs (`auto`).
-pub struct SystemSource {
+pub struct SystemSource<Z = IoTimer> {
     inner: Inner,
     measures: LocalCpu,
+    /// Waits out sysinfo's minimum refresh interval when sampled too soon.
+    sleep: Z,
 }
 
 enum Inner {
@@ -136,6 +139,7 @@ impl SystemSource {
         Ok(SystemSource {
             inner: Inner::Cgroup(source),
             measures,
+            sleep: IoTimer,
         })
     }
 
@@ -150,6 +154,7 @@ impl SystemSource {
                 last_refresh: Instant::now(),
             },
             measures: LocalCpu::Host { cpus },
+            sleep: IoTimer,
         })
     }
 
@@ -166,7 +171,20 @@ impl SystemSource {
     }
 }
 
-impl CpuSource for SystemSource {
+impl<Z> SystemSource<Z> {
+    /// The same source, waiting with `sleep` (a runtime's [`crate::Sleep`]) instead of
+    /// [`IoTimer`].
+    #[must_use]
+    pub fn with_sleep<S: crate::Sleep>(self, sleep: S) -> SystemSource<S> {
+        SystemSource {
+            inner: self.inner,
+            measures: self.measures,
+            sleep,
+        }
+    }
+}
+
+impl<Z: crate::Sleep + Send + Sync> CpuSource for SystemSource<Z> {
     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
         match &mut self.inner {
             Inner::Cgroup(cgroup) => cgroup.sample_now(),
@@ -176,7 +194,7 @@ impl CpuSource for SystemSource {
             } => {
                 let since = last_refresh.elapsed();
                 if since < MINIMUM_CPU_UPDATE_INTERVAL {
-                    async_io::Timer::after(MINIMUM_CPU_UPDATE_INTERVAL - since).await;
+                    self.sleep.sleep(MINIMUM_CPU_UPDATE_INTERVAL - since).await;
                 }
                 system.refresh_cpu_usage();
                 *last_refresh = Instant::now();
@@ -191,7 +209,7 @@ impl CpuSource for SystemSource {
     }
 }
 
-impl fmt::Debug for SystemSource {
+impl<Z> fmt::Debug for SystemSource<Z> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SystemSource")
             .field("measures", &self.measures)
