@@ -3,7 +3,7 @@
 
 use crate::atomic::{AtomicBool, Ordering};
 use core::fmt;
-use core::future::Future;
+use core::future::{Future, poll_fn};
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll};
 use core::time::Duration;
@@ -279,6 +279,9 @@ pub fn start_delay(window: Duration, seed: u64) -> Duration {
 ///   logs `<name>: N%` at DEBUG.
 /// - **Stopping** is checked before each poll and interrupts a poll or a sleep in
 ///   progress.
+/// - **Fairness.** The loop yields to its executor after every poll, and an interval below
+///   [`MIN_INTERVAL`] (1 ms; only code can set one) runs at 1 ms: a source that answers at
+///   once never holds a single-threaded executor.
 ///
 /// `no_std`: the runtime provides the [`Sleep`], the caller the [`Clock`].
 pub async fn run<S, K, C, Z>(
@@ -305,6 +308,9 @@ pub async fn run<S, K, C, Z>(
             return;
         }
     }
+    // A loop that never waited would hold its executor: the interval has a floor, and the
+    // loop yields after every poll (one extra wake per poll, once a second by default).
+    let interval = interval.max(MIN_INTERVAL);
     let mut next_start = clock.now();
     while !stop.is_requested() {
         let outcome = {
@@ -315,6 +321,7 @@ pub async fn run<S, K, C, Z>(
             }
         };
         handle_outcome(sink, failures, clock.now(), outcome);
+        yield_now().await;
 
         next_start = next_start + interval;
         let now = clock.now();
@@ -328,6 +335,25 @@ pub async fn run<S, K, C, Z>(
             break;
         }
     }
+}
+
+/// The shortest interval [`run`] polls at: a shorter one (possible in code, never from a
+/// file) runs at this.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(1);
+
+/// Returns `Pending` once, after waking itself: lets the executor run other tasks.
+async fn yield_now() {
+    let mut yielded = false;
+    poll_fn(|cx| {
+        if yielded {
+            Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+    .await;
 }
 
 /// Applies the outcome of a poll that completed at `now` as [`run`] does: counts it in
@@ -601,5 +627,65 @@ mod tests {
             "every waiter was woken and finished"
         );
         assert_eq!(stop.waiting(), 0);
+    }
+
+    /// Found from outside: with an interval of zero (or 1 ns) and a source that answers at
+    /// once, the loop never yielded, so it held a single-threaded executor forever (the
+    /// other monitor starved and shutdown never returned).
+    #[test]
+    fn a_zero_interval_neither_starves_the_executor_nor_spins() {
+        use std::cell::Cell;
+        use std::rc::Rc;
+
+        let clock = ManualClock::new(Instant::ZERO);
+        let starts = Mutex::new(Vec::new());
+        let stop = Stop::new();
+        let failures = FailureCounter::new();
+        let gate: crate::AdaptiveGate = crate::AdaptiveGate::new(50);
+        let mut pool = futures::executor::LocalPool::new();
+        let seen_by_other = Rc::new(Cell::new(None));
+        let (clock_ref, starts_ref, stop_ref) = (&clock, &starts, &stop);
+        let monitor = run(
+            Timed {
+                clock: clock_ref,
+                starts: starts_ref,
+                cost: Duration::ZERO,
+                stop_after: 10_000,
+                stop: stop_ref,
+            },
+            &gate,
+            &failures,
+            Schedule {
+                interval: Duration::ZERO,
+                clock: clock_ref,
+                sleep: clock_ref,
+                stop: stop_ref,
+                start_delay: Duration::ZERO,
+            },
+        );
+        let other = {
+            let seen = Rc::clone(&seen_by_other);
+            async move { seen.set(Some(starts_ref.lock().unwrap().len())) }
+        };
+        // Both futures borrow locals: run them on this thread's pool, monitor first.
+        let monitor: std::pin::Pin<std::boxed::Box<dyn Future<Output = ()> + '_>> =
+            std::boxed::Box::pin(monitor);
+        let other: std::pin::Pin<std::boxed::Box<dyn Future<Output = ()> + '_>> =
+            std::boxed::Box::pin(other);
+        let both = futures::future::join(monitor, other);
+        pool.run_until(both);
+        let polls_before_other = seen_by_other.get().expect("the other task ran");
+        assert!(
+            polls_before_other <= 1,
+            "the other task waited for {polls_before_other} polls"
+        );
+        // And a zero interval runs at the 1 ms floor, not as fast as the source answers.
+        let polls = starts.lock().unwrap().len() as u64;
+        assert_eq!(polls, 10_000);
+        assert!(
+            clock.now().as_millis() >= (polls - 1),
+            "{polls} polls in {} ms",
+            clock.now().as_millis()
+        );
     }
 }

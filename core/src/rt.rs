@@ -292,7 +292,9 @@ impl<R: Runtime, S> Clone for LoadGuard<R, S> {
 
 impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
     /// A guard with `config`'s thresholds, interval and `Retry-After`, polling `source` once
-    /// started.
+    /// started. It does not check `config`: call [`Config::validate`] first, as
+    /// `from_config` does (an interval below 1 ms runs at 1 ms, see
+    /// [`monitor::MIN_INTERVAL`]).
     #[must_use]
     pub fn with_source(config: &Config, source: S) -> Self
     where
@@ -528,7 +530,8 @@ impl<R: Runtime> Clone for Adaptive<R> {
 
 impl<R: Runtime> Adaptive<R> {
     /// A gate at `config.adaptive_threshold`, fed by `source` every
-    /// `config.monitor_interval`.
+    /// `config.monitor_interval`. It does not check `config`: call [`Config::validate`]
+    /// first, as `from_config` does.
     #[must_use]
     pub fn with_source<S: CpuSource + Send + 'static>(config: &Config, source: S) -> Self
     where

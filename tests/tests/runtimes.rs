@@ -611,6 +611,36 @@ async fn fleet_jitter_delays_the_first_poll_within_its_window<R: Runtime + Defau
     }
 }
 
+/// Found from outside: an interval of zero in code with sources that answer at once made
+/// the first monitor hold smol's single global-executor thread; the other never ran and
+/// shutdown never returned. Both now run and stop.
+async fn a_zero_interval_in_code_does_not_hold_the_executor<R: Runtime + Default>() {
+    let local = leaked(70);
+    let gate = Adaptive::<R>::with_source_every(50, Duration::ZERO, local);
+    let cluster = leaked(91);
+    let mut config = config(80, 100);
+    config.monitor_interval = Duration::ZERO;
+    let guard = LoadGuard::<R, _>::with_source(&config, cluster);
+    let _ = guard.check("/search");
+    assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == Some(cpu(91))).await);
+    assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(70))).await);
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let done = Arc::clone(&stopped);
+    R::default().spawn(async move {
+        guard.shutdown().await;
+        gate.shutdown().await;
+        done.fetch_add(1, Ordering::SeqCst);
+    });
+    assert!(
+        eventually::<R>(Duration::from_secs(5), || stopped.load(Ordering::SeqCst)
+            == 1)
+        .await
+    );
+    // At most one poll a millisecond, not as fast as the source answers.
+    let polls = local.taken();
+    assert!(polls < 20_000, "{polls} samples");
+}
+
 /// The cluster source times its timeout with whatever `Sleep` it is given: here the
 /// runtime's own timer instead of the default `IoTimer`.
 async fn the_timeout_runs_on_the_sleep_it_is_given<R: Runtime + Default>() {
@@ -739,5 +769,6 @@ load_tests::on_both_runtimes!(
     shutdown_releases_parked_work_and_many_callers,
     from_config_and_the_file_reader,
     the_timeout_runs_on_the_sleep_it_is_given,
+    a_zero_interval_in_code_does_not_hold_the_executor,
     fleet_jitter_delays_the_first_poll_within_its_window,
 );
