@@ -59,26 +59,25 @@ impl Stats {
     /// monitor-side lock briefly (never taken by requests).
     #[must_use]
     pub fn of(control: &LoadControl, failures: &FailureCounter, now: Instant) -> Stats {
-        let this = control;
-        let (nodes, failed_nodes) = this.nodes();
+        let (nodes, failed_nodes) = control.nodes();
         Stats {
-            cpu: this.cpu(),
-            raw_cpu: this.raw_cpu(),
-            sample_age: this
+            cpu: control.cpu(),
+            raw_cpu: control.raw_cpu(),
+            sample_age: control
                 .last_success()
                 .map(|then| now.saturating_duration_since(then)),
-            polls: this.reading().sequence,
+            polls: control.reading().sequence,
             consecutive_failures: failures.consecutive(),
             total_failures: failures.total(),
             nodes,
             failed_nodes,
-            endpoint: this.endpoint(),
-            rejected_web: this.rejected(Route::Web),
-            rejected_api: this.rejected(Route::Api),
-            rejecting_web: this.is_rejecting(Route::Web),
-            rejecting_api: this.is_rejecting(Route::Api),
-            transitions: this.transitions(),
-            settings: this.settings(),
+            endpoint: control.endpoint(),
+            rejected_web: control.rejected(Route::Web),
+            rejected_api: control.rejected(Route::Api),
+            rejecting_web: control.is_rejecting(Route::Web),
+            rejecting_api: control.is_rejecting(Route::Api),
+            transitions: control.transitions(),
+            settings: control.settings(),
         }
     }
 }

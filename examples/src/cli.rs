@@ -198,36 +198,15 @@ where
             }
             _ => {
                 options.opensearch = Some(ClusterUrls::parse(&value).map_err(|e: UrlError| {
-                    CliError::Usage(format!("--opensearch '{}': {e}", redact(&value)))
+                    CliError::Usage(format!(
+                        "--opensearch '{}': {e}",
+                        ClusterUrls::redact(&value)
+                    ))
                 })?);
             }
         }
     }
     Ok(options)
-}
-
-/// A URL for an error message, with any password replaced.
-fn redact(text: &str) -> String {
-    let Some(scheme_end) = text.find("://").map(|i| i + 3) else {
-        return text.to_owned();
-    };
-    // The last `@` anywhere after the scheme: a password may hold `/`, `?` or `#` unescaped,
-    // and then no parser finds the authority's end where the user meant it.
-    match text[scheme_end..].rfind('@') {
-        Some(at) => {
-            let userinfo = &text[scheme_end..scheme_end + at];
-            let user = userinfo
-                .split([':', '/', '?', '#'])
-                .next()
-                .unwrap_or_default();
-            format!(
-                "{}{user}:***@{}",
-                &text[..scheme_end],
-                &text[scheme_end + at + 1..]
-            )
-        }
-        None => text.to_owned(),
-    }
 }
 
 /// Reads the configuration as Fess does: the file (or the defaults), then the environment

@@ -11,6 +11,7 @@ use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Router, ServiceExt};
+use load_tests::Answer;
 use load_tests::{Reply, Stub};
 use load_tokio::{
     Adaptive, Config, CpuPercent, CpuSample, CpuSource, LoadControlLayer, LoadGuard,
@@ -122,22 +123,6 @@ async fn serve_with<S: CpuSource + Send + 'static>(
     addr
 }
 
-/// A response as the bytes came.
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
 async fn get_raw(addr: SocketAddr, target: &str) -> Answer {
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     stream
@@ -148,49 +133,7 @@ async fn get_raw(addr: SocketAddr, target: &str) -> Answer {
         .expect("write");
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await.expect("read");
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a head");
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    let mut body = raw[split + 4..].to_vec();
-    if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        body = dechunk(&body);
-    }
-    Answer {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn dechunk(mut body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(end) = body.windows(2).position(|w| w == b"\r\n") {
-        let size = std::str::from_utf8(&body[..end])
-            .ok()
-            .and_then(|s| usize::from_str_radix(s.trim(), 16).ok())
-            .unwrap_or(0);
-        if size == 0 {
-            break;
-        }
-        out.extend_from_slice(&body[end + 2..end + 2 + size]);
-        body = &body[end + 4 + size..];
-    }
-    out
+    Answer::parse(&raw)
 }
 
 const PATHS: [(&str, Route, &[u8]); 7] = [

@@ -215,3 +215,91 @@ pub fn raw_exchange(addr: std::net::SocketAddr, target: &str) -> Vec<u8> {
     stream.read_to_end(&mut raw).expect("read");
     raw
 }
+
+/// An HTTP/1.1 response as its bytes came: status, headers (lower-case names), body (a
+/// chunked body decoded).
+#[derive(Clone, Debug)]
+pub struct Answer {
+    /// The status code.
+    pub status: u16,
+    /// The headers, names in lower case, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    /// Parses a whole response.
+    ///
+    /// # Panics
+    ///
+    /// When `raw` has no head or no status line.
+    #[must_use]
+    pub fn parse(raw: &[u8]) -> Answer {
+        let split = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("a head");
+        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+        let mut lines = head.lines();
+        let status = lines
+            .next()
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|s| s.parse().ok())
+            .expect("status line");
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+            .collect();
+        let body = &raw[split + 4..];
+        let chunked = headers
+            .iter()
+            .any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
+        Answer {
+            status,
+            headers,
+            body: if chunked {
+                dechunk(body)
+            } else {
+                body.to_vec()
+            },
+        }
+    }
+
+    /// The first value of header `name` (lower case).
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as text.
+    #[must_use]
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(end) = body.windows(2).position(|w| w == b"\r\n") {
+        let size = std::str::from_utf8(&body[..end])
+            .ok()
+            .and_then(|s| usize::from_str_radix(s.trim(), 16).ok())
+            .unwrap_or(0);
+        if size == 0 || body.len() < end + 4 + size {
+            break;
+        }
+        out.extend_from_slice(&body[end + 2..end + 2 + size]);
+        body = &body[end + 4 + size..];
+    }
+    out
+}
+
+/// [`raw_exchange`], parsed.
+#[must_use]
+pub fn raw_get(addr: std::net::SocketAddr, target: &str) -> Answer {
+    Answer::parse(&raw_exchange(addr, target))
+}

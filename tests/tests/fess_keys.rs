@@ -42,18 +42,8 @@ fn serve(config: PathBuf, env: &[(&'static str, &str)]) -> RunningServer {
 }
 
 fn get(addr: SocketAddr, target: &str) -> (u16, String) {
-    let raw = load_tests::raw_exchange(addr, target);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    let answer = load_tests::raw_get(addr, target);
+    (answer.status, answer.text())
 }
 
 fn stats(server: &RunningServer) -> serde_json::Value {

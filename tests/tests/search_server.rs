@@ -8,7 +8,7 @@ use futures::future::Either;
 use load_core::{Config, CpuPercent, FixedSource, OpenSearchOptions, OpenSearchSource, Route, Url};
 use load_examples::app::App;
 use load_examples::server::{RunningServer, Serve, bind, start_app};
-use load_tests::{Reply, Stub, wait_until};
+use load_tests::{Answer, Reply, Stub, raw_get, wait_until};
 
 const API_BODY: &str = r#"{"response":{"status":9,"message":"Server is busy. Please retry after 60 seconds.","retry_after":60}}"#;
 
@@ -34,49 +34,6 @@ fn start<R: Serve>(stub: &Stub, web: i32, api: i32) -> Server {
     Server {
         running: start_app(app, listener).expect("start"),
         local,
-    }
-}
-
-/// A response as the raw bytes came: status, headers (lower-case names), body.
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-}
-
-/// Sends `target` exactly as written (no client-side normalisation) over HTTP/1.1.
-fn raw_get(addr: SocketAddr, target: &str) -> Answer {
-    let raw = load_tests::raw_exchange(addr, target);
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("head");
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .expect("status line");
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    Answer {
-        status,
-        headers,
-        body: raw[split + 4..].to_vec(),
     }
 }
 
@@ -248,7 +205,7 @@ async fn obfuscated_and_ambiguous_targets<R: Serve>() {
         let server = start::<R>(&stub, web, api);
         let addr = server.running.addr();
         assert_eq!(raw_get(addr, "/search").status, 200);
-        raw_get(addr, "/api/v1/documents");
+        let _ = raw_get(addr, "/api/v1/documents");
         set_cluster_cpu(&server, &stub, 100);
         for (target, class) in TARGETS {
             assert_eq!(load_core::classify(target), class, "{target}");

@@ -287,6 +287,21 @@ impl ClusterUrls {
         (0..self.len()).filter_map(|i| self.get(i))
     }
 
+    /// `text` (an address or a list, perhaps refused) for an error message: each address
+    /// with any password replaced by `***`, cut at 48 bytes. A piece without a scheme that
+    /// holds an `@` is shown as `…`.
+    ///
+    /// ```
+    /// use load_core::ClusterUrls;
+    ///
+    /// let shown = ClusterUrls::redact("http://a:9200, https://admin:pa,ss@b:99999");
+    /// assert_eq!(shown.as_str(), "http://a:9200,https://admin:***@b:99999");
+    /// ```
+    #[must_use]
+    pub fn redact(text: &str) -> Snippet {
+        redacted_url(text)
+    }
+
     /// Whether any address has userinfo (`user:password@`).
     #[must_use]
     pub fn has_credentials(&self) -> bool {
