@@ -15,6 +15,7 @@ pub mod busy;
 mod config;
 mod control;
 mod gauge;
+pub mod history;
 mod json;
 pub mod monitor;
 pub mod opensearch;

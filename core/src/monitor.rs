@@ -57,6 +57,12 @@ pub trait Sink {
     fn on_sample(&self, now: Instant, sample: &CpuSample) {
         self.on_outcome(now, Outcome::Sample(sample.cpu));
     }
+
+    /// Sees the error of a failed poll, before [`Sink::on_outcome`] records the failure;
+    /// the default ignores it.
+    fn on_error(&self, now: Instant, error: &SourceError) {
+        let _ = (now, error);
+    }
 }
 
 /// The cluster signal of HTTP control ([`LoadControl::record`]: with Fess's settings a
@@ -397,6 +403,7 @@ pub fn handle_outcome<K: Sink + ?Sized>(
         }
         Err(error) => {
             let level = failures.record_failure().log_level();
+            sink.on_error(now, &error);
             sink.on_outcome(now, Outcome::Failed);
             log::log!(level, "Failed to get {} CPU stats: {}", K::SOURCE, error);
         }

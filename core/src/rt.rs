@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::busy::{self, BusyResponse};
+use crate::history::{ClusterHistory, LocalHistory, Recorded};
 use crate::monitor::{self, Schedule, Stop};
 use crate::{
     AdaptiveGate, Clock, Config, ConfigError, CpuPercent, CpuSource, Decision, FailureCounter,
@@ -30,10 +31,10 @@ macro_rules! adapter_exports {
             read_config_with_env,
         };
         pub use $crate::{
-            ClusterUrls, Config, ConfigError, ConfigErrorKind, CpuPercent, CpuSample, CpuSource,
-            CpuSourceKind, Decision, FailurePolicy, FixedSource, Mode, Origin, Pass, Route,
-            ScriptedSource, Secret, Sleep, Smoothing, SourceError, SourceErrorKind, Stats, Text,
-            Url, UrlError, keys, monitor, rt,
+            Clock, ClusterUrls, Config, ConfigError, ConfigErrorKind, CpuPercent, CpuSample,
+            CpuSource, CpuSourceKind, Decision, FailurePolicy, FixedSource, Instant, Mode, Origin,
+            Pass, Route, ScriptedSource, Secret, Sleep, Smoothing, SourceError, SourceErrorKind,
+            Stats, Text, Url, UrlError, history, keys, monitor, rt,
         };
         #[cfg(feature = "system")]
         pub use $crate::{DEFAULT_CGROUP_ROOT, SystemSource};
@@ -275,6 +276,7 @@ struct GuardInner<R, S> {
 
 struct GuardShared {
     control: LoadControl,
+    history: ClusterHistory,
     failures: FailureCounter,
     task: TaskState,
     interval: Duration,
@@ -316,6 +318,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
             inner: Arc::new(GuardInner {
                 shared: Arc::new(GuardShared {
                     control: LoadControl::from_config(config),
+                    history: ClusterHistory::new(),
                     failures: FailureCounter::new(),
                     task: TaskState::default(),
                     interval: config.monitor_interval,
@@ -371,7 +374,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
         inner.runtime.spawn(async move {
             monitor::run(
                 source,
-                &shared.control,
+                &Recorded::new(&shared.control, &shared.history),
                 &shared.failures,
                 Schedule {
                     interval: shared.interval,
@@ -446,6 +449,20 @@ impl<R: Runtime, S> LoadGuard<R, S> {
         shared.control.stats(&shared.failures, shared.clock.now())
     }
 
+    /// The monitor's last [`crate::history::HISTORY_LEN`] polls and its last error, for a
+    /// dashboard: take a copy with [`ClusterHistory::snapshot`] and compare the points'
+    /// times with [`LoadGuard::clock`]. Written by the monitor only; requests never touch it.
+    #[must_use]
+    pub fn history(&self) -> &ClusterHistory {
+        &self.inner.shared.history
+    }
+
+    /// The clock the monitor runs on (the time base of [`LoadGuard::history`]).
+    #[must_use]
+    pub fn clock(&self) -> &StdClock {
+        &self.inner.shared.clock
+    }
+
     /// Whether the monitor was started.
     #[must_use]
     pub fn monitor_started(&self) -> bool {
@@ -494,6 +511,7 @@ struct AdaptiveInner<R> {
 
 struct AdaptiveShared {
     gate: AdaptiveGate,
+    history: LocalHistory,
     failures: FailureCounter,
     task: TaskState,
     clock: StdClock,
@@ -564,6 +582,7 @@ impl<R: Runtime> Adaptive<R> {
     ) -> Self {
         let shared = Arc::new(AdaptiveShared {
             gate: AdaptiveGate::new(threshold),
+            history: LocalHistory::new(),
             failures: FailureCounter::new(),
             task: TaskState::default(),
             clock: StdClock::new(),
@@ -578,7 +597,7 @@ impl<R: Runtime> Adaptive<R> {
                 let shared = task_shared;
                 monitor::run(
                     source,
-                    &shared.gate,
+                    &Recorded::new(&shared.gate, &shared.history),
                     &shared.failures,
                     Schedule {
                         interval,
@@ -695,10 +714,17 @@ impl<R: Runtime> Adaptive<R> {
         gate.set_threshold(config.adaptive_threshold);
     }
 
-    /// The clock the sampler runs on.
+    /// The clock the sampler runs on (the time base of [`Adaptive::history`]).
     #[must_use]
     pub fn clock(&self) -> &StdClock {
         &self.inner.shared.clock
+    }
+
+    /// The sampler's last [`crate::history::HISTORY_LEN`] samples, for a dashboard: take a
+    /// copy with [`LocalHistory::snapshot`].
+    #[must_use]
+    pub fn history(&self) -> &LocalHistory {
+        &self.inner.shared.history
     }
 
     /// Stops the gate and the sampler, and waits until the sampler has stopped. Every wait,

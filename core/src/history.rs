@@ -1,0 +1,500 @@
+//! A fixed-size record of what load control saw and decided, poll by poll, for dashboards.
+//!
+//! - [`ClusterHistory`] keeps, per cluster poll, the raw and effective CPU, each class's
+//!   rejecting state and the rejections since the previous poll ([`ClusterPoint`]), plus
+//!   the last poll error.
+//! - [`LocalHistory`] keeps, per local sample, the CPU and whether background work may
+//!   proceed ([`LocalPoint`]).
+//!
+//! Both are written on the monitor side only, through [`Recorded`] (a [`Sink`] that records
+//! after the sink it wraps): requests never touch them. They hold `N` points in place
+//! (a [`heapless::HistoryBuf`]), never allocate, and hand out a copy ([`Timeline`]) under a
+//! short critical section. The default, [`HISTORY_LEN`], is 5 minutes at the default
+//! 1-second interval; a point is 24 bytes.
+//!
+//! ```
+//! use load_core::history::{ClusterHistory, Recorded};
+//! use load_core::monitor::Sink;
+//! use load_core::{CpuPercent, CpuSample, Instant, LoadControl, Route};
+//!
+//! let control = LoadControl::new(80, 90);
+//! let history: ClusterHistory = ClusterHistory::new();
+//! let sink = Recorded::new(&control, &history);
+//!
+//! sink.on_sample(Instant::from_secs(1), &CpuSample::local(CpuPercent::new(85)));
+//! let _ = control.check("/search"); // rejected
+//! sink.on_sample(Instant::from_secs(2), &CpuSample::local(CpuPercent::new(40)));
+//!
+//! let timeline = history.snapshot();
+//! let points: Vec<_> = timeline.iter().collect();
+//! assert_eq!(points.len(), 2);
+//! assert!(points[0].rejecting_web && !points[1].rejecting_web);
+//! assert_eq!(points[1].rejected_web, 1); // the rejection between the two polls
+//! ```
+
+use core::cell::RefCell;
+use core::fmt;
+
+use embassy_sync::blocking_mutex::Mutex;
+use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
+use heapless::HistoryBuf;
+
+use crate::monitor::Sink;
+use crate::{
+    AdaptiveGate, CpuPercent, CpuSample, Instant, LoadControl, Outcome, Route, SourceError,
+};
+
+/// Points a history keeps by default: 5 minutes at the default 1-second interval.
+pub const HISTORY_LEN: usize = 300;
+
+/// One cluster poll, as HTTP load control saw it and decided after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClusterPoint {
+    /// When the poll completed.
+    pub at: Instant,
+    /// The CPU the poll read; `None` when it failed or no node reported one.
+    pub raw: Option<CpuPercent>,
+    /// The CPU decisions used after the poll (smoothed, held or reset, per the settings).
+    pub cpu: Option<CpuPercent>,
+    /// Whether the poll failed.
+    pub failed: bool,
+    /// Whether web requests were being rejected after the poll.
+    pub rejecting_web: bool,
+    /// Whether API requests were being rejected after the poll.
+    pub rejecting_api: bool,
+    /// Web requests rejected (in monitor mode: that would have been) since the previous
+    /// point.
+    pub rejected_web: u32,
+    /// API requests rejected (in monitor mode: that would have been) since the previous
+    /// point.
+    pub rejected_api: u32,
+}
+
+/// One local CPU sample, as the adaptive gate saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LocalPoint {
+    /// When the sample completed.
+    pub at: Instant,
+    /// The CPU sampled; `None` when the sample failed.
+    pub cpu: Option<CpuPercent>,
+    /// Whether background work could proceed after the sample.
+    pub open: bool,
+    /// Tasks waiting at the gate when the sample completed.
+    pub waiting: u32,
+}
+
+/// A copy of a history's points, oldest first. Lives on the stack: no allocation.
+#[derive(Clone)]
+pub struct Timeline<T: Copy, const N: usize = HISTORY_LEN> {
+    points: HistoryBuf<T, N>,
+}
+
+impl<T: Copy, const N: usize> Timeline<T, N> {
+    /// The points, oldest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = T> + '_ {
+        self.points.oldest_ordered().copied()
+    }
+
+    /// How many points there are (at most `N`).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Whether there are no points yet.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// The newest point.
+    #[must_use]
+    pub fn latest(&self) -> Option<T> {
+        self.points.recent().copied()
+    }
+
+    /// The oldest point kept.
+    #[must_use]
+    pub fn oldest(&self) -> Option<T> {
+        self.points.oldest_ordered().next().copied()
+    }
+
+    /// How many points the history keeps.
+    #[must_use]
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+}
+
+impl<T: Copy + fmt::Debug, const N: usize> fmt::Debug for Timeline<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+struct ClusterState<const N: usize> {
+    points: HistoryBuf<ClusterPoint, N>,
+    /// Rejection totals at the previous point, to store per-interval counts.
+    totals: (u32, u32),
+    last_error: Option<(Instant, SourceError)>,
+}
+
+/// The cluster monitor's history: the last `N` polls and the last poll error.
+/// `const`-constructible; see the [module](self) for an example.
+pub struct ClusterHistory<const N: usize = HISTORY_LEN> {
+    state: Mutex<CriticalSectionRawMutex, RefCell<ClusterState<N>>>,
+}
+
+impl<const N: usize> ClusterHistory<N> {
+    /// An empty history.
+    #[must_use]
+    pub const fn new() -> Self {
+        ClusterHistory {
+            state: Mutex::new(RefCell::new(ClusterState {
+                points: HistoryBuf::new(),
+                totals: (0, 0),
+                last_error: None,
+            })),
+        }
+    }
+
+    /// Records the poll that completed at `now` with `outcome`, reading `control`'s state
+    /// after it was applied. Call it after [`LoadControl::record`] (as [`Recorded`] does).
+    pub fn record(&self, now: Instant, control: &LoadControl, outcome: Outcome) {
+        let totals = (control.rejected(Route::Web), control.rejected(Route::Api));
+        self.state.lock(|state| {
+            let mut state = state.borrow_mut();
+            let (web, api) = state.totals;
+            state.totals = totals;
+            state.points.write(ClusterPoint {
+                at: now,
+                raw: match outcome {
+                    Outcome::Sample(cpu) => cpu,
+                    Outcome::Failed => None,
+                },
+                cpu: control.cpu(),
+                failed: matches!(outcome, Outcome::Failed),
+                rejecting_web: control.is_rejecting(Route::Web),
+                rejecting_api: control.is_rejecting(Route::Api),
+                // The counters wrap: the difference is right across a wrap.
+                rejected_web: totals.0.wrapping_sub(web),
+                rejected_api: totals.1.wrapping_sub(api),
+            });
+        });
+    }
+
+    /// Keeps `error` as the last poll error, from the poll that completed at `now`.
+    pub fn record_error(&self, now: Instant, error: &SourceError) {
+        self.state
+            .lock(|state| state.borrow_mut().last_error = Some((now, *error)));
+    }
+
+    /// A copy of the points, oldest first.
+    #[must_use]
+    pub fn snapshot(&self) -> Timeline<ClusterPoint, N> {
+        Timeline {
+            points: self.state.lock(|state| state.borrow().points.clone()),
+        }
+    }
+
+    /// The last poll error and when it happened; `None` if no poll failed yet. It stays
+    /// after later successes: compare its time with the latest point's.
+    #[must_use]
+    pub fn last_error(&self) -> Option<(Instant, SourceError)> {
+        self.state.lock(|state| state.borrow().last_error)
+    }
+}
+
+impl<const N: usize> Default for ClusterHistory<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> fmt::Debug for ClusterHistory<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.state.lock(|state| {
+            let state = state.borrow();
+            f.debug_struct("ClusterHistory")
+                .field("points", &state.points.len())
+                .field("capacity", &N)
+                .field("last_error", &state.last_error)
+                .finish()
+        })
+    }
+}
+
+/// The local sampler's history: the last `N` samples and whether work could proceed.
+/// `const`-constructible.
+///
+/// ```
+/// use load_core::history::{LocalHistory, Recorded};
+/// use load_core::monitor::Sink;
+/// use load_core::{AdaptiveGate, CpuPercent, Instant, Outcome};
+///
+/// let gate: AdaptiveGate = AdaptiveGate::new(75);
+/// let history: LocalHistory = LocalHistory::new();
+/// let sink = Recorded::new(&gate, &history);
+/// sink.on_outcome(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(90)));
+///
+/// let latest = history.snapshot().latest().unwrap();
+/// assert_eq!((latest.cpu, latest.open), (CpuPercent::new(90), false));
+/// ```
+pub struct LocalHistory<const N: usize = HISTORY_LEN> {
+    points: Mutex<CriticalSectionRawMutex, RefCell<HistoryBuf<LocalPoint, N>>>,
+}
+
+impl<const N: usize> LocalHistory<N> {
+    /// An empty history.
+    #[must_use]
+    pub const fn new() -> Self {
+        LocalHistory {
+            points: Mutex::new(RefCell::new(HistoryBuf::new())),
+        }
+    }
+
+    /// Records the sample that completed at `now` with `outcome`, reading `gate`'s state
+    /// after it was applied.
+    pub fn record<M: RawMutex>(&self, now: Instant, gate: &AdaptiveGate<M>, outcome: Outcome) {
+        let point = LocalPoint {
+            at: now,
+            cpu: match outcome {
+                Outcome::Sample(cpu) => cpu,
+                Outcome::Failed => None,
+            },
+            open: gate.is_open(),
+            waiting: gate.waiting(),
+        };
+        self.points.lock(|points| points.borrow_mut().write(point));
+    }
+
+    /// A copy of the points, oldest first.
+    #[must_use]
+    pub fn snapshot(&self) -> Timeline<LocalPoint, N> {
+        Timeline {
+            points: self.points.lock(|points| points.borrow().clone()),
+        }
+    }
+}
+
+impl<const N: usize> Default for LocalHistory<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> fmt::Debug for LocalHistory<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.points.lock(|points| {
+            f.debug_struct("LocalHistory")
+                .field("points", &points.borrow().len())
+                .field("capacity", &N)
+                .finish()
+        })
+    }
+}
+
+/// A history that can record what a sink of type `K` did with each outcome.
+pub trait Record<K: ?Sized> {
+    /// Records the outcome at `now`, after `sink` applied it.
+    fn record(&self, now: Instant, sink: &K, outcome: Outcome);
+
+    /// Records a poll's error; the default ignores it.
+    fn record_error(&self, now: Instant, error: &SourceError) {
+        let _ = (now, error);
+    }
+}
+
+impl<const N: usize> Record<LoadControl> for ClusterHistory<N> {
+    fn record(&self, now: Instant, control: &LoadControl, outcome: Outcome) {
+        ClusterHistory::record(self, now, control, outcome);
+    }
+
+    fn record_error(&self, now: Instant, error: &SourceError) {
+        ClusterHistory::record_error(self, now, error);
+    }
+}
+
+impl<const N: usize, M: RawMutex> Record<AdaptiveGate<M>> for LocalHistory<N> {
+    fn record(&self, now: Instant, gate: &AdaptiveGate<M>, outcome: Outcome) {
+        LocalHistory::record(self, now, gate, outcome);
+    }
+}
+
+/// A [`Sink`] that applies each outcome to `sink`, then records it in `history`: hand it
+/// to [`crate::monitor::run`] in place of the sink to keep a history.
+pub struct Recorded<'a, K: ?Sized, H: ?Sized> {
+    sink: &'a K,
+    history: &'a H,
+}
+
+impl<'a, K: ?Sized, H: ?Sized> Recorded<'a, K, H> {
+    /// Records what `sink` does into `history`.
+    #[must_use]
+    pub const fn new(sink: &'a K, history: &'a H) -> Self {
+        Recorded { sink, history }
+    }
+}
+
+impl<K: Sink + ?Sized, H: Record<K> + ?Sized> Sink for Recorded<'_, K, H> {
+    const NAME: &'static str = K::NAME;
+    const SOURCE: &'static str = K::SOURCE;
+
+    fn on_outcome(&self, now: Instant, outcome: Outcome) {
+        self.sink.on_outcome(now, outcome);
+        self.history.record(now, self.sink, outcome);
+    }
+
+    fn on_sample(&self, now: Instant, sample: &CpuSample) {
+        self.sink.on_sample(now, sample);
+        self.history
+            .record(now, self.sink, Outcome::Sample(sample.cpu));
+    }
+
+    fn on_error(&self, now: Instant, error: &SourceError) {
+        self.sink.on_error(now, error);
+        self.history.record_error(now, error);
+    }
+}
+
+impl<K: ?Sized, H: ?Sized> fmt::Debug for Recorded<'_, K, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recorded").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::{Config, SourceErrorKind, monitor};
+
+    fn sample(cpu: u8) -> CpuSample {
+        CpuSample::local(CpuPercent::new(cpu))
+    }
+
+    #[test]
+    fn points_follow_decisions_and_count_rejections_per_interval() {
+        let control = LoadControl::new(70, 90);
+        let history: ClusterHistory<8> = ClusterHistory::new();
+        let sink = Recorded::new(&control, &history);
+        sink.on_sample(Instant::from_secs(1), &sample(50));
+        sink.on_sample(Instant::from_secs(2), &sample(80));
+        for _ in 0..3 {
+            assert!(!control.check("/search").is_allowed());
+        }
+        assert!(control.check("/api/v1/documents").is_allowed());
+        sink.on_sample(Instant::from_secs(3), &sample(95));
+        assert!(!control.check("/search").is_allowed());
+        assert!(!control.check("/api/v1/documents").is_allowed());
+        sink.on_sample(Instant::from_secs(4), &sample(10));
+
+        let points: Vec<_> = history.snapshot().iter().collect();
+        let rows: Vec<_> = points
+            .iter()
+            .map(|p| {
+                (
+                    p.at.as_millis() / 1000,
+                    p.raw.map(CpuPercent::get),
+                    p.rejecting_web,
+                    p.rejecting_api,
+                    p.rejected_web,
+                    p.rejected_api,
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (1, Some(50), false, false, 0, 0),
+                (2, Some(80), true, false, 0, 0),
+                (3, Some(95), true, true, 3, 0),
+                (4, Some(10), false, false, 1, 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn failures_are_points_and_the_last_error_is_kept() {
+        let control = LoadControl::new(70, 90);
+        let failures = crate::FailureCounter::new();
+        let history: ClusterHistory<8> = ClusterHistory::new();
+        let sink = Recorded::new(&control, &history);
+        monitor::handle_outcome(&sink, &failures, Instant::from_secs(1), Ok(sample(75)));
+        let error = SourceError::of(SourceErrorKind::Status(503));
+        monitor::handle_outcome(&sink, &failures, Instant::from_secs(2), Err(error));
+
+        let latest = history.snapshot().latest().unwrap();
+        assert!(latest.failed);
+        assert_eq!(latest.raw, None);
+        // Fess's policy: a failed poll resets the CPU to 0 %, and rejecting stops.
+        assert_eq!(latest.cpu, CpuPercent::new(0));
+        assert!(!latest.rejecting_web);
+        assert_eq!(history.last_error(), Some((Instant::from_secs(2), error)));
+    }
+
+    #[test]
+    fn smoothing_shows_in_the_effective_cpu() {
+        let config = Config {
+            web_threshold: 70,
+            smoothing: crate::Smoothing::Ewma {
+                tau: core::time::Duration::from_secs(10),
+            },
+            ..Config::default()
+        };
+        let control = LoadControl::from_config(&config);
+        let history: ClusterHistory<4> = ClusterHistory::new();
+        let sink = Recorded::new(&control, &history);
+        sink.on_sample(Instant::from_secs(1), &sample(10));
+        sink.on_sample(Instant::from_secs(2), &sample(90));
+        let latest = history.snapshot().latest().unwrap();
+        assert_eq!(latest.raw, CpuPercent::new(90));
+        let smoothed = latest.cpu.unwrap().get();
+        assert!(smoothed > 10 && smoothed < 90, "{smoothed}");
+    }
+
+    #[test]
+    fn the_oldest_points_make_room() {
+        let control = LoadControl::new(70, 90);
+        let history: ClusterHistory<3> = ClusterHistory::new();
+        let sink = Recorded::new(&control, &history);
+        for second in 1..=5 {
+            sink.on_sample(Instant::from_secs(second), &sample(second as u8));
+        }
+        let timeline = history.snapshot();
+        let seconds: Vec<_> = timeline.iter().map(|p| p.at.as_millis() / 1000).collect();
+        assert_eq!(seconds, [3, 4, 5]);
+        assert_eq!(timeline.oldest().unwrap().at, Instant::from_secs(3));
+        assert_eq!(timeline.latest().unwrap().at, Instant::from_secs(5));
+        assert_eq!((timeline.len(), timeline.capacity()), (3, 3));
+    }
+
+    #[test]
+    fn local_points_show_the_gate() {
+        let gate: AdaptiveGate = AdaptiveGate::new(75);
+        let history: LocalHistory<4> = LocalHistory::new();
+        let sink = Recorded::new(&gate, &history);
+        sink.on_outcome(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(40)));
+        sink.on_outcome(Instant::from_secs(2), Outcome::Sample(CpuPercent::new(80)));
+        sink.on_outcome(Instant::from_secs(3), Outcome::Failed);
+        let rows: Vec<_> = history
+            .snapshot()
+            .iter()
+            .map(|p| (p.cpu.map(CpuPercent::get), p.open))
+            .collect();
+        // A failed sample reads as unknown, which lets work proceed.
+        assert_eq!(rows, [(Some(40), true), (Some(80), false), (None, true)]);
+    }
+
+    #[test]
+    fn a_default_history_is_small_enough_to_keep_in_place() {
+        assert_eq!(core::mem::size_of::<ClusterPoint>(), 24);
+        let size = core::mem::size_of::<ClusterHistory>();
+        // The points, the last error (a `SourceError` with its detail inline) and two totals.
+        assert!(size <= 24 * HISTORY_LEN + 320, "{size}");
+        assert!(core::mem::size_of::<LocalHistory>() <= 24 * HISTORY_LEN + 64);
+    }
+}
