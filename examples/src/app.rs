@@ -7,14 +7,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::future::Either;
 use http_body_util::Full;
-use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use load_smol::monitor::Stop;
 use load_smol::rt::{Adaptive, LoadGuard, Runtime};
 use load_smol::{
-    Config, CpuSource, CpuSourceKind, DEFAULT_CGROUP_ROOT, Decision, Mode, OpenSearchSource, Route,
-    SystemSource,
+    Clock, Config, CpuSource, CpuSourceKind, DEFAULT_CGROUP_ROOT, Decision, Mode, OpenSearchSource,
+    Route, Smoothing, SystemSource, keys,
 };
+
+use crate::dashboard;
 use serde_json::json;
 
 /// The cluster signal: the cluster when its address is known, else this machine's CPU.
@@ -195,13 +197,15 @@ impl<R: Runtime + Default> App<R> {
         response
     }
 
-    fn route(&self, path: &str, query: &str) -> Response<Full<Bytes>> {
+    fn route(&self, path: &str, raw_query: &str) -> Response<Full<Bytes>> {
         let decoded = segments(path);
         let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
-        let query = form_urlencoded::parse(query.as_bytes())
-            .find(|(key, _)| key == "q")
-            .map(|(_, value)| value.into_owned())
-            .unwrap_or_default();
+        let parameter = |name: &str| {
+            form_urlencoded::parse(raw_query.as_bytes())
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.into_owned())
+        };
+        let query = parameter("q").unwrap_or_default();
         match segments.as_slice() {
             [] | ["search"] => html(StatusCode::OK, &search_page(&query)),
             ["api", "v1", "documents"] => json_response(StatusCode::OK, &documents(&query)),
@@ -210,6 +214,26 @@ impl<R: Runtime + Default> App<R> {
                 &json!({"response": {"status": 1, "message": "Not found."}}),
             ),
             ["admin", "stats"] => json_response(StatusCode::OK, &self.stats()),
+            ["admin", "load"] => {
+                // `?refresh=N` (0 to 3600 seconds; 0 stops it); anything else is the default.
+                let refresh = parameter("refresh")
+                    .and_then(|value| value.parse::<u32>().ok())
+                    .filter(|seconds| *seconds <= 3600)
+                    .unwrap_or(DASHBOARD_REFRESH);
+                let mut response = html(StatusCode::OK, &self.dashboard(refresh));
+                // The page is self-contained: no script, no external asset may load.
+                response.headers_mut().insert(
+                    HeaderName::from_static("content-security-policy"),
+                    HeaderValue::from_static(
+                        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
+                         frame-ancestors 'none'",
+                    ),
+                );
+                response
+                    .headers_mut()
+                    .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                response
+            }
             ["metrics"] => respond(
                 StatusCode::OK,
                 "text/plain; version=0.0.4; charset=utf-8",
@@ -282,6 +306,56 @@ impl<R: Runtime + Default> App<R> {
         })
     }
 
+    /// The `/admin/load` page, refreshing itself every `refresh` seconds (0: never).
+    #[must_use]
+    pub fn dashboard(&self, refresh: u32) -> String {
+        let config = self.config();
+        let cluster = self.guard.history().snapshot();
+        let local = self.background.history().snapshot();
+        let cluster_now = self.guard.clock().now();
+        let stats = self.background.stats();
+        let mut settings: Vec<(&'static str, String)> = [
+            keys::WEB_LOAD_CONTROL,
+            keys::API_LOAD_CONTROL,
+            keys::ADAPTIVE_LOAD_CONTROL,
+            keys::MODE,
+            keys::MONITOR_INTERVAL,
+            keys::FAILURE_POLICY,
+            keys::SMOOTHING,
+            keys::SEARCH_ENGINE_URL,
+        ]
+        .into_iter()
+        .filter_map(keys::find)
+        .map(|key| (key.name(), key.value(&config).to_string()))
+        .collect();
+        settings.push((
+            "answered the last poll",
+            self.answered().unwrap_or_else(|| "none yet".to_owned()),
+        ));
+        let view =
+            dashboard::View {
+                cluster: &cluster,
+                cluster_now,
+                local: &local,
+                local_now: self.background.clock().now(),
+                window: dashboard_window(config.monitor_interval),
+                web_threshold: config.web_threshold,
+                api_threshold: config.api_threshold,
+                adaptive_threshold: config.adaptive_threshold,
+                smoothing: !matches!(config.smoothing, Smoothing::None),
+                mode: config.mode,
+                monitor_started: self.guard.monitor_started(),
+                crawled: self.crawled(),
+                waiting: stats.waiting,
+                settings,
+                last_error: self.guard.history().last_error().map(|(at, error)| {
+                    (error.to_string(), cluster_now.saturating_duration_since(at))
+                }),
+                refresh,
+            };
+        dashboard::page(&view)
+    }
+
     /// The address (without credentials) that answered the last successful poll, if any.
     #[must_use]
     pub fn answered(&self) -> Option<String> {
@@ -301,6 +375,17 @@ impl<R: Runtime + Default> App<R> {
             self.answered().as_deref(),
         )
     }
+}
+
+/// How often `/admin/load` refreshes itself by default, in seconds.
+pub const DASHBOARD_REFRESH: u32 = 2;
+
+/// The time the dashboard's charts span: what the history holds at `interval` (5 minutes
+/// at the default 1 s).
+#[must_use]
+pub fn dashboard_window(interval: Duration) -> Duration {
+    let points = u32::try_from(load_smol::history::HISTORY_LEN).unwrap_or(u32::MAX);
+    interval.saturating_mul(points)
 }
 
 fn respond(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<Full<Bytes>> {
@@ -351,21 +436,7 @@ pub fn segments(path: &str) -> Vec<String> {
     out
 }
 
-/// Escapes text for HTML.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use dashboard::escape;
 
 fn page(title: &str, body: &str) -> String {
     format!(

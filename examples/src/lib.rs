@@ -8,6 +8,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod dashboard;
 pub mod http;
 pub mod metrics;
 pub mod server;

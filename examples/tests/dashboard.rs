@@ -1,0 +1,303 @@
+//! `/admin/load` without a browser: the SVG charts as pure functions of a fixed history
+//! (each checked against numbers worked out by hand, then against a committed snapshot),
+//! and the page's escaping and secrets. The browser test is
+//! `tests/tests/dashboard_browser.rs`.
+//!
+//! `UPDATE_SNAPSHOTS=1 cargo test -p load-examples --test dashboard` rewrites the snapshots;
+//! review the diff before committing it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use load_examples::app::App;
+use load_examples::dashboard::{self, View};
+use load_smol::history::{ClusterHistory, LocalHistory, Recorded};
+use load_smol::load_core::{AdaptiveGate, LoadControl, Outcome};
+use load_smol::monitor::Sink;
+use load_smol::{Config, CpuPercent, CpuSample, Instant, Mode};
+
+/// The cluster's CPU at seconds 1 to 12 (`None`: the poll failed), and the web and API
+/// requests tried after each poll.
+const POLLS: [(Option<u8>, usize, usize); 12] = [
+    (Some(30), 2, 1),
+    (Some(30), 2, 1),
+    (Some(30), 2, 1),
+    (Some(80), 2, 1), // web rejecting from here (threshold 70)
+    (Some(80), 2, 1),
+    (Some(95), 2, 1), // API rejecting from here (threshold 90)
+    (Some(95), 2, 1),
+    (Some(95), 2, 1),
+    (Some(80), 2, 1), // API admitted again
+    (None, 2, 1),     // failed: Fess's policy reads 0 %, so web is admitted again
+    (Some(20), 2, 1),
+    (Some(20), 2, 1),
+];
+
+fn cluster_history() -> ClusterHistory {
+    let control = LoadControl::new(70, 90);
+    let history = ClusterHistory::new();
+    let sink = Recorded::new(&control, &history);
+    for (second, (cpu, web, api)) in (1..).zip(POLLS) {
+        let now = Instant::from_secs(second);
+        match cpu {
+            Some(cpu) => sink.on_sample(now, &CpuSample::local(CpuPercent::new(cpu))),
+            None => sink.on_outcome(now, Outcome::Failed),
+        }
+        for _ in 0..web {
+            let _ = control.check("/search?q=a");
+        }
+        for _ in 0..api {
+            let _ = control.check("/api/v1/documents?q=a");
+        }
+    }
+    history
+}
+
+fn local_history() -> LocalHistory {
+    let gate: AdaptiveGate = AdaptiveGate::new(75);
+    let history = LocalHistory::new();
+    let sink = Recorded::new(&gate, &history);
+    for (second, cpu) in (1..).zip([40, 50, 90, 95, 60, 40]) {
+        sink.on_outcome(
+            Instant::from_secs(second),
+            Outcome::Sample(CpuPercent::new(cpu)),
+        );
+    }
+    history
+}
+
+fn view<'a>(
+    cluster: &'a load_smol::history::Timeline<load_smol::history::ClusterPoint>,
+    local: &'a load_smol::history::Timeline<load_smol::history::LocalPoint>,
+) -> View<'a> {
+    View {
+        cluster,
+        cluster_now: Instant::from_secs(13),
+        local,
+        local_now: Instant::from_secs(7),
+        // 20 s: one second is 30 units wide, so every x below is easy to work out.
+        window: Duration::from_secs(20),
+        web_threshold: 70,
+        api_threshold: 90,
+        adaptive_threshold: 75,
+        smoothing: false,
+        mode: Mode::Enforce,
+        monitor_started: true,
+        crawled: 1234,
+        waiting: 2,
+        settings: vec![("web.load.control", "70".to_owned())],
+        last_error: None,
+        refresh: 2,
+    }
+}
+
+/// Compares `actual` with the committed snapshot `name`, or rewrites it with
+/// `UPDATE_SNAPSHOTS=1`.
+fn snapshot(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, actual).expect("write the snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run with UPDATE_SNAPSHOTS=1 to create it",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{name} changed; run with UPDATE_SNAPSHOTS=1 and review the diff.\n--- expected\n{expected}\n--- actual\n{actual}"
+    );
+}
+
+/// The value of `attribute` in each element of `svg` that has `class`.
+fn attributes(svg: &str, class: &str, attribute: &str) -> Vec<String> {
+    let marker = format!("class=\"{class}\"");
+    svg.lines()
+        .filter(|line| line.contains(&marker))
+        .filter_map(|line| {
+            let start = line.find(&format!(" {attribute}=\""))? + attribute.len() + 3;
+            let end = start + line[start..].find('"')?;
+            Some(line[start..end].to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn the_cluster_chart_draws_the_history() {
+    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
+    let svg = dashboard::cluster_chart(&view(&cluster, &local));
+
+    // y = 8 + 160 * (100 - percent) / 100.
+    assert_eq!(attributes(&svg, "threshold web", "y1"), ["56.0"]);
+    assert_eq!(attributes(&svg, "threshold api", "y1"), ["24.0"]);
+    // x = 48 + 600 * (1 - (13 - t) / 20) = 48 + 30 * (t + 7).
+    // Web rejected from the poll at 4 s (x 378) to the failed poll at 10 s (x 558).
+    assert_eq!(attributes(&svg, "shade web", "x"), ["378.0"]);
+    assert_eq!(attributes(&svg, "shade web", "width"), ["180.0"]);
+    // The API from 6 s (x 438) to 9 s (x 528).
+    assert_eq!(attributes(&svg, "shade api", "x"), ["438.0"]);
+    assert_eq!(attributes(&svg, "shade api", "width"), ["90.0"]);
+    // The raw CPU, with a gap at the failed poll; no smoothed line when smoothing is off.
+    assert_eq!(
+        attributes(&svg, "series raw", "d"),
+        [
+            "M288.0 120.0 L318.0 120.0 L348.0 120.0 L378.0 40.0 L408.0 40.0 L438.0 16.0 \
+          L468.0 16.0 L498.0 16.0 L528.0 40.0 M588.0 136.0 L618.0 136.0"
+        ]
+    );
+    assert!(attributes(&svg, "series smoothed", "d").is_empty());
+    assert_eq!(attributes(&svg, "failed", "x1"), ["558.0"]);
+
+    snapshot("cluster_cpu.svg", &svg);
+}
+
+#[test]
+fn the_rejection_chart_shows_rates_per_class() {
+    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
+    let svg = dashboard::rejections_chart(&view(&cluster, &local));
+    // Polls are 1 s apart: the web rate is 2/s while web was rejecting (the requests after
+    // the polls at 4 to 9 s, counted at 5 to 10 s), the API's 1/s (after 6 to 8 s). The
+    // scale's top is 2/s: y = 8 + 160 * (1 - rate / 2).
+    let web = attributes(&svg, "series web", "d");
+    assert_eq!(
+        web,
+        [
+            "M318.0 168.0 L348.0 168.0 L378.0 168.0 L408.0 8.0 L438.0 8.0 L468.0 8.0 \
+          L498.0 8.0 L528.0 8.0 L558.0 8.0 L588.0 168.0 L618.0 168.0"
+        ]
+    );
+    assert_eq!(
+        attributes(&svg, "series api", "d"),
+        [
+            "M318.0 168.0 L348.0 168.0 L378.0 168.0 L408.0 168.0 L438.0 168.0 L468.0 88.0 \
+          L498.0 88.0 L528.0 88.0 L558.0 168.0 L588.0 168.0 L618.0 168.0"
+        ]
+    );
+    assert_eq!(attributes(&svg, "series web", "data-max"), ["2"]);
+    snapshot("rejections.svg", &svg);
+}
+
+#[test]
+fn the_local_chart_shades_the_paused_work() {
+    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
+    let svg = dashboard::local_chart(&view(&cluster, &local));
+    // Local time: now is 7 s, so x = 48 + 30 * (t + 13). Paused (at or above 75 %) from
+    // the sample at 3 s (x 528) to the one at 5 s (x 588).
+    assert_eq!(attributes(&svg, "threshold adaptive", "y1"), ["48.0"]);
+    assert_eq!(attributes(&svg, "shade paused", "x"), ["528.0"]);
+    assert_eq!(attributes(&svg, "shade paused", "width"), ["60.0"]);
+    assert_eq!(
+        attributes(&svg, "series local", "d"),
+        ["M468.0 104.0 L498.0 88.0 L528.0 24.0 L558.0 16.0 L588.0 72.0 L618.0 104.0"]
+    );
+    snapshot("local_cpu.svg", &svg);
+}
+
+#[test]
+fn smoothing_adds_the_line_that_decides() {
+    let mut config = Config::default();
+    config.web_threshold = 70;
+    config.smoothing = load_smol::Smoothing::Ewma {
+        tau: Duration::from_secs(5),
+    };
+    let control = LoadControl::from_config(&config);
+    let history: ClusterHistory = ClusterHistory::new();
+    let sink = Recorded::new(&control, &history);
+    for (second, cpu) in (1..).zip([20, 90, 90]) {
+        sink.on_sample(
+            Instant::from_secs(second),
+            &CpuSample::local(CpuPercent::new(cpu)),
+        );
+    }
+    let (cluster, local) = (history.snapshot(), local_history().snapshot());
+    let mut view = view(&cluster, &local);
+    view.cluster_now = Instant::from_secs(3);
+    view.smoothing = true;
+    let svg = dashboard::cluster_chart(&view);
+    let smoothed = attributes(&svg, "series smoothed", "d");
+    assert_eq!(smoothed.len(), 1, "{svg}");
+    assert_ne!(smoothed, attributes(&svg, "series raw", "d"));
+}
+
+#[test]
+fn thresholds_that_cannot_be_reached_draw_no_line() {
+    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
+    let mut view = view(&cluster, &local);
+    view.web_threshold = 100;
+    view.api_threshold = 0;
+    view.adaptive_threshold = -1;
+    let page = dashboard::page(&view);
+    assert!(!page.contains("class=\"threshold"), "{page}");
+    assert!(page.contains("Web: off"), "{page}");
+}
+
+#[test]
+fn the_page_escapes_what_it_did_not_write_and_loads_nothing() {
+    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
+    let mut view = view(&cluster, &local);
+    view.last_error = Some((
+        "http://127.0.0.1:9200/: unreadable body: <script>alert(1)</script>".to_owned(),
+        Duration::from_secs(3),
+    ));
+    view.settings
+        .push(("search_engine.http.url", "\"><img src=x>".to_owned()));
+    let page = dashboard::page(&view);
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt; (3s ago)"));
+    assert!(page.contains("&quot;&gt;&lt;img src=x&gt;"));
+    assert!(!page.contains("<script"), "no script at all");
+    assert!(!page.contains("<img"));
+    assert!(!page.contains("http-equiv=\"refresh\" content=\"0\""));
+    assert!(page.contains("<meta http-equiv=\"refresh\" content=\"2\">"));
+    // Links to the other admin pages only; nothing to fetch.
+    assert!(!page.contains(" src=\""), "{page}");
+    assert!(!page.contains("href=\"http"), "{page}");
+
+    view.refresh = 0;
+    assert!(!dashboard::page(&view).contains("http-equiv"));
+}
+
+#[test]
+fn nice_ceilings() {
+    let cases = [
+        (0.0, 1.0),
+        (0.4, 1.0),
+        (1.0, 1.0),
+        (1.5, 2.0),
+        (2.5, 5.0),
+        (7.0, 10.0),
+    ];
+    for (value, ceiling) in cases {
+        assert_eq!(dashboard::nice_ceiling(value), ceiling, "{value}");
+    }
+    assert_eq!(dashboard::nice_ceiling(12_345.0), 20_000.0);
+}
+
+/// The page of a running app: its last poll error names the address without the
+/// password, and the settings table hides it too.
+#[test]
+fn the_last_poll_error_shows_no_password() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let dead = listener.local_addr().expect("addr");
+    drop(listener);
+    let mut config = Config::from_properties(&format!(
+        "web.load.control=70\nsearch_engine.http.url=http://admin:Hunter2-pw@{dead}\n"
+    ))
+    .expect("config");
+    config.monitor_interval = Duration::from_secs(1);
+    let app = App::<load_smol::Smol>::new(config).expect("app");
+    let _ = app.handle(&hyper::Request::get("/search").body(()).expect("request"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while app.guard().history().last_error().is_none() {
+        assert!(std::time::Instant::now() < deadline, "no poll failed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let page = app.dashboard(2);
+    assert!(!page.contains("Hunter2"), "{page}");
+    assert!(page.contains("cannot connect"), "{page}");
+    assert!(page.contains(&dead.to_string()), "{page}");
+    smol::block_on(app.shutdown());
+}
