@@ -313,6 +313,7 @@ impl<R: Runtime + Default> App<R> {
         let cluster = self.guard.history().snapshot();
         let local = self.background.history().snapshot();
         let cluster_now = self.guard.clock().now();
+        let local_now = self.background.clock().now();
         let stats = self.background.stats();
         let mut settings: Vec<(&'static str, String)> = [
             keys::WEB_LOAD_CONTROL,
@@ -337,8 +338,18 @@ impl<R: Runtime + Default> App<R> {
                 cluster: &cluster,
                 cluster_now,
                 local: &local,
-                local_now: self.background.clock().now(),
-                window: dashboard_window(config.monitor_interval),
+                local_now,
+                window: dashboard_window(
+                    config.monitor_interval,
+                    [
+                        cluster
+                            .oldest()
+                            .map(|p| cluster_now.saturating_duration_since(p.at)),
+                        local
+                            .oldest()
+                            .map(|p| local_now.saturating_duration_since(p.at)),
+                    ],
+                ),
                 web_threshold: config.web_threshold,
                 api_threshold: config.api_threshold,
                 adaptive_threshold: config.adaptive_threshold,
@@ -380,12 +391,16 @@ impl<R: Runtime + Default> App<R> {
 /// How often `/admin/load` refreshes itself by default, in seconds.
 pub const DASHBOARD_REFRESH: u32 = 2;
 
-/// The time the dashboard's charts span: what the history holds at `interval` (5 minutes
-/// at the default 1 s).
+/// The time the dashboard's charts span: the time the histories cover (`ages` of their
+/// oldest points), in whole minutes from 1 up to what a full history holds at `interval`
+/// (5 minutes at the default 1 s). A fresh server shows its first minute, not five empty ones.
 #[must_use]
-pub fn dashboard_window(interval: Duration) -> Duration {
+pub fn dashboard_window(interval: Duration, ages: [Option<Duration>; 2]) -> Duration {
     let points = u32::try_from(load_smol::history::HISTORY_LEN).unwrap_or(u32::MAX);
-    interval.saturating_mul(points)
+    let full = interval.saturating_mul(points);
+    let seen = ages.into_iter().flatten().max().unwrap_or_default();
+    let minutes = seen.as_secs().div_ceil(60).max(1);
+    Duration::from_secs(minutes.saturating_mul(60)).min(full)
 }
 
 fn respond(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<Full<Bytes>> {

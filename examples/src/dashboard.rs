@@ -13,11 +13,11 @@ use load_smol::{CpuPercent, Instant, Mode};
 
 /// The charts' drawing box, in SVG user units: the plot area is `PLOT_W` × `PLOT_H` at
 /// (`LEFT`, `TOP`), with room for the axis labels around it.
-pub const WIDTH: f64 = 660.0;
+pub const WIDTH: f64 = 668.0;
 /// The whole chart's height.
 pub const HEIGHT: f64 = 196.0;
 /// Left edge of the plot area (room for the y labels).
-pub const LEFT: f64 = 48.0;
+pub const LEFT: f64 = 56.0;
 /// Top edge of the plot area.
 pub const TOP: f64 = 8.0;
 /// Width of the plot area.
@@ -138,23 +138,27 @@ fn open_svg(svg: &mut String, id: &str, label: &str) {
     );
 }
 
-/// Time ticks along the bottom: five intervals, labelled in seconds or minutes ago.
+/// Time ticks along the bottom, at "now" and every whole step before it (at most six
+/// intervals: 5, 10, 15 or 30 seconds, or 1, 2, 5, 10 … minutes).
 fn time_axis(svg: &mut String, window: Duration) {
-    let span = window.as_secs_f64().max(1.0);
-    for i in 0..=5 {
-        let x = LEFT + PLOT_W * f64::from(i) / 5.0;
-        let ago = span * f64::from(5 - i) / 5.0;
-        let label = if i == 5 {
-            "now".to_owned()
-        } else if span >= 120.0 {
-            format!("-{}m", trim(ago / 60.0))
-        } else {
-            format!("-{}s", trim(ago))
+    let span = window.as_secs().max(1);
+    let step = [5, 10, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600]
+        .into_iter()
+        .find(|step| span / step <= 6)
+        .unwrap_or_else(|| span.div_ceil(6));
+    for k in 0..=span / step {
+        let ago = k * step;
+        #[allow(clippy::cast_precision_loss)] // both are at most a few days in seconds
+        let x = LEFT + PLOT_W * (1.0 - ago as f64 / span as f64);
+        let (label, anchor) = match ago {
+            0 => ("now".to_owned(), "end"),
+            _ if step % 60 == 0 => (format!("-{}m", ago / 60), "middle"),
+            _ => (format!("-{ago}s"), "middle"),
         };
         let _ = writeln!(
             svg,
             "<line class=\"grid\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{bottom}\"/>\
-             <text class=\"tick\" x=\"{x:.1}\" y=\"{label_y}\" text-anchor=\"middle\">{label}</text>",
+             <text class=\"tick\" x=\"{x:.1}\" y=\"{label_y}\" text-anchor=\"{anchor}\">{label}</text>",
             bottom = TOP + PLOT_H,
             label_y = TOP + PLOT_H + 16.0,
         );
@@ -401,7 +405,7 @@ h2 { font-size: 1.05rem; margin: 1rem 0 0.3rem; }
 .chart { display: block; width: 100%; height: auto; }
 .chart .plot { fill: var(--plot); }
 .chart .grid { stroke: var(--grid); stroke-width: 1; }
-.chart .tick, .chart .label { fill: var(--muted); font-size: 13px; }
+.chart .tick, .chart .label { fill: var(--muted); font-size: 12px; }
 .chart .label.web { fill: var(--web); } .chart .label.api { fill: var(--api); }
 .chart .label.adaptive { fill: var(--local); }
 .chart .threshold { stroke-width: 1.5; stroke-dasharray: 6 4; }
@@ -421,9 +425,11 @@ h2 { font-size: 1.05rem; margin: 1rem 0 0.3rem; }
 .swatch { display: inline-block; width: 0.8rem; height: 0.25rem; vertical-align: middle; \
 margin: 0 0.25rem 0 0.6rem; }
 table { border-collapse: collapse; width: 100%; font-size: 0.9rem; }
-th, td { text-align: left; padding: 0.25rem 0.5rem; border-bottom: 1px solid var(--grid); \
-overflow-wrap: anywhere; }
-th { font-weight: 600; width: 40%; }
+th, td { text-align: left; padding: 0.25rem 0.5rem; border-bottom: 1px solid var(--grid); }
+th { font-weight: 600; white-space: nowrap; }
+td { overflow-wrap: anywhere; }
+@media (max-width: 600px) { .chart .tick, .chart .label { font-size: 17px; } \
+th { white-space: normal; overflow-wrap: anywhere; } }
 .error { color: var(--web); }
 footer { color: var(--muted); font-size: 0.8rem; margin-top: 1rem; }
 ";

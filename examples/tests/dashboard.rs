@@ -134,23 +134,23 @@ fn the_cluster_chart_draws_the_history() {
     // y = 8 + 160 * (100 - percent) / 100.
     assert_eq!(attributes(&svg, "threshold web", "y1"), ["56.0"]);
     assert_eq!(attributes(&svg, "threshold api", "y1"), ["24.0"]);
-    // x = 48 + 600 * (1 - (13 - t) / 20) = 48 + 30 * (t + 7).
-    // Web rejected from the poll at 4 s (x 378) to the failed poll at 10 s (x 558).
-    assert_eq!(attributes(&svg, "shade web", "x"), ["378.0"]);
+    // x = 56 + 600 * (1 - (13 - t) / 20) = 56 + 30 * (t + 7).
+    // Web rejected from the poll at 4 s (x 386) to the failed poll at 10 s (x 566).
+    assert_eq!(attributes(&svg, "shade web", "x"), ["386.0"]);
     assert_eq!(attributes(&svg, "shade web", "width"), ["180.0"]);
-    // The API from 6 s (x 438) to 9 s (x 528).
-    assert_eq!(attributes(&svg, "shade api", "x"), ["438.0"]);
+    // The API from 6 s (x 446) to 9 s (x 536).
+    assert_eq!(attributes(&svg, "shade api", "x"), ["446.0"]);
     assert_eq!(attributes(&svg, "shade api", "width"), ["90.0"]);
     // The raw CPU, with a gap at the failed poll; no smoothed line when smoothing is off.
     assert_eq!(
         attributes(&svg, "series raw", "d"),
         [
-            "M288.0 120.0 L318.0 120.0 L348.0 120.0 L378.0 40.0 L408.0 40.0 L438.0 16.0 \
-          L468.0 16.0 L498.0 16.0 L528.0 40.0 M588.0 136.0 L618.0 136.0"
+            "M296.0 120.0 L326.0 120.0 L356.0 120.0 L386.0 40.0 L416.0 40.0 L446.0 16.0 \
+          L476.0 16.0 L506.0 16.0 L536.0 40.0 M596.0 136.0 L626.0 136.0"
         ]
     );
     assert!(attributes(&svg, "series smoothed", "d").is_empty());
-    assert_eq!(attributes(&svg, "failed", "x1"), ["558.0"]);
+    assert_eq!(attributes(&svg, "failed", "x1"), ["566.0"]);
 
     snapshot("cluster_cpu.svg", &svg);
 }
@@ -166,15 +166,15 @@ fn the_rejection_chart_shows_rates_per_class() {
     assert_eq!(
         web,
         [
-            "M318.0 168.0 L348.0 168.0 L378.0 168.0 L408.0 8.0 L438.0 8.0 L468.0 8.0 \
-          L498.0 8.0 L528.0 8.0 L558.0 8.0 L588.0 168.0 L618.0 168.0"
+            "M326.0 168.0 L356.0 168.0 L386.0 168.0 L416.0 8.0 L446.0 8.0 L476.0 8.0 \
+          L506.0 8.0 L536.0 8.0 L566.0 8.0 L596.0 168.0 L626.0 168.0"
         ]
     );
     assert_eq!(
         attributes(&svg, "series api", "d"),
         [
-            "M318.0 168.0 L348.0 168.0 L378.0 168.0 L408.0 168.0 L438.0 168.0 L468.0 88.0 \
-          L498.0 88.0 L528.0 88.0 L558.0 168.0 L588.0 168.0 L618.0 168.0"
+            "M326.0 168.0 L356.0 168.0 L386.0 168.0 L416.0 168.0 L446.0 168.0 L476.0 88.0 \
+          L506.0 88.0 L536.0 88.0 L566.0 168.0 L596.0 168.0 L626.0 168.0"
         ]
     );
     assert_eq!(attributes(&svg, "series web", "data-max"), ["2"]);
@@ -185,14 +185,14 @@ fn the_rejection_chart_shows_rates_per_class() {
 fn the_local_chart_shades_the_paused_work() {
     let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
     let svg = dashboard::local_chart(&view(&cluster, &local));
-    // Local time: now is 7 s, so x = 48 + 30 * (t + 13). Paused (at or above 75 %) from
-    // the sample at 3 s (x 528) to the one at 5 s (x 588).
+    // Local time: now is 7 s, so x = 56 + 30 * (t + 13). Paused (at or above 75 %) from
+    // the sample at 3 s (x 536) to the one at 5 s (x 596).
     assert_eq!(attributes(&svg, "threshold adaptive", "y1"), ["48.0"]);
-    assert_eq!(attributes(&svg, "shade paused", "x"), ["528.0"]);
+    assert_eq!(attributes(&svg, "shade paused", "x"), ["536.0"]);
     assert_eq!(attributes(&svg, "shade paused", "width"), ["60.0"]);
     assert_eq!(
         attributes(&svg, "series local", "d"),
-        ["M468.0 104.0 L498.0 88.0 L528.0 24.0 L558.0 16.0 L588.0 72.0 L618.0 104.0"]
+        ["M476.0 104.0 L506.0 88.0 L536.0 24.0 L566.0 16.0 L596.0 72.0 L626.0 104.0"]
     );
     snapshot("local_cpu.svg", &svg);
 }
@@ -300,4 +300,32 @@ fn the_last_poll_error_shows_no_password() {
     assert!(page.contains("cannot connect"), "{page}");
     assert!(page.contains(&dead.to_string()), "{page}");
     smol::block_on(app.shutdown());
+}
+
+#[test]
+fn the_window_covers_what_was_seen_in_whole_minutes() {
+    use load_examples::app::dashboard_window;
+    let second = Duration::from_secs(1);
+    let secs = |s| Some(Duration::from_secs(s));
+    assert_eq!(
+        dashboard_window(second, [None, None]),
+        Duration::from_secs(60)
+    );
+    assert_eq!(
+        dashboard_window(second, [secs(12), None]),
+        Duration::from_secs(60)
+    );
+    assert_eq!(
+        dashboard_window(second, [secs(12), secs(61)]),
+        Duration::from_secs(120)
+    );
+    // Never more than a full history: 300 points.
+    assert_eq!(
+        dashboard_window(second, [secs(1000), None]),
+        Duration::from_secs(300)
+    );
+    assert_eq!(
+        dashboard_window(Duration::from_secs(5), [secs(1000), None]),
+        Duration::from_secs(1020)
+    );
 }

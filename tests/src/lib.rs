@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+pub mod browser;
 pub mod logs;
 pub mod stub;
 
