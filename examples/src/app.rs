@@ -327,11 +327,25 @@ impl<R: Runtime + Default> App<R> {
         ]
         .into_iter()
         .filter_map(keys::find)
-        .map(|key| (key.name(), key.value(&config).to_string()))
+        .map(|key| {
+            let value = key.value(&config).to_string();
+            let value = match value.as_str() {
+                "" if key.name() == keys::SEARCH_ENGINE_URL => {
+                    "not set: single box, this machine's CPU".to_owned()
+                }
+                "" => "not set".to_owned(),
+                _ => value,
+            };
+            (key.name(), value)
+        })
         .collect();
         settings.push((
             "answered the last poll",
-            self.answered().unwrap_or_else(|| "none yet".to_owned()),
+            match (&config.search_engine_url, self.answered()) {
+                (None, _) => "this machine".to_owned(),
+                (Some(_), Some(url)) => url,
+                (Some(_), None) => "none yet".to_owned(),
+            },
         ));
         let view =
             dashboard::View {
