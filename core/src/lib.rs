@@ -55,7 +55,9 @@ pub use sources::{
     Cgroup, CgroupSource, CgroupVersion, DEFAULT_CGROUP_ROOT, LocalCpu, SystemSource, cpu_percent,
 };
 #[cfg(feature = "opensearch")]
-pub use sources::{OpenSearchOptions, OpenSearchSource};
+pub use sources::{
+    ClusterClient, ClusterResponse, HttpMethod, OpenSearchOptions, OpenSearchSource,
+};
 pub use stats::Stats;
 pub use text::{Secret, Text};
 #[cfg(feature = "std")]

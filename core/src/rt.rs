@@ -36,10 +36,12 @@ macro_rules! adapter_exports {
             Pass, Route, ScriptedSource, Secret, Sleep, Smoothing, SourceError, SourceErrorKind,
             Stats, Text, Url, UrlError, history, keys, monitor, rt,
         };
+        #[cfg(feature = "opensearch")]
+        pub use $crate::{
+            ClusterClient, ClusterResponse, HttpMethod, OpenSearchOptions, OpenSearchSource,
+        };
         #[cfg(feature = "system")]
         pub use $crate::{DEFAULT_CGROUP_ROOT, SystemSource};
-        #[cfg(feature = "opensearch")]
-        pub use $crate::{OpenSearchOptions, OpenSearchSource};
     };
 }
 

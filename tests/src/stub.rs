@@ -150,8 +150,12 @@ pub fn nodes_body(percents: &[i64], failed: usize) -> String {
 /// What the stub saw of one request.
 #[derive(Clone, Debug)]
 pub struct Seen {
+    /// The request method.
+    pub method: String,
     /// The request target.
     pub target: String,
+    /// The request body (read by its `Content-Length`).
+    pub body: Vec<u8>,
     /// The `Authorization` header, if any.
     pub authorization: Option<String>,
     /// Whether the client asked to close the connection after this request.
@@ -183,6 +187,9 @@ pub struct Stub {
     shared: Arc<Shared>,
     acceptor: Option<JoinHandle<()>>,
 }
+
+/// The largest request body the stub reads.
+const MAX_BODY: usize = 1 << 20;
 
 /// The longest any connection thread lives, whatever the script says.
 const MAX_CONNECTION_LIFETIME: Duration = Duration::from_secs(30);
@@ -334,7 +341,9 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let mut reader = BufReader::new(stream);
     while !shared.stopping.load(Ordering::SeqCst) && started.elapsed() < MAX_CONNECTION_LIFETIME {
         let Some(Head {
+            method,
             target,
+            body,
             authorization,
             close,
             bytes,
@@ -348,7 +357,9 @@ fn serve(stream: TcpStream, shared: &Shared) {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             script.seen.push(Seen {
+                method,
                 target,
+                body,
                 authorization,
                 close,
                 bytes,
@@ -371,7 +382,9 @@ fn serve(stream: TcpStream, shared: &Shared) {
 
 /// What the stub keeps of a request head.
 struct Head {
+    method: String,
     target: String,
+    body: Vec<u8>,
     authorization: Option<String>,
     close: bool,
     bytes: usize,
@@ -397,9 +410,11 @@ fn read_request(reader: &mut BufReader<TcpStream>, shared: &Shared) -> Option<He
             Err(_) => return None,
         }
     }
+    let method = request_line.split_whitespace().next()?.to_owned();
     let target = request_line.split_whitespace().nth(1)?.to_owned();
     let mut authorization = None;
     let mut close = false;
+    let mut length = 0usize;
     let mut bytes = request_line.len();
     loop {
         let mut line = String::new();
@@ -416,14 +431,27 @@ fn read_request(reader: &mut BufReader<TcpStream>, shared: &Shared) -> Option<He
                         authorization = Some(value.trim().to_owned());
                     } else if name.eq_ignore_ascii_case("connection") {
                         close = value.trim().eq_ignore_ascii_case("close");
+                    } else if name.eq_ignore_ascii_case("content-length") {
+                        // Bodies here are small: a bigger one is not read (and the
+                        // connection closes after the answer).
+                        length = value.trim().parse().unwrap_or(usize::MAX);
                     }
                 }
             }
             Err(_) => return None,
         }
     }
+    let mut body = Vec::new();
+    if length > MAX_BODY {
+        close = true;
+    } else if length > 0 {
+        body = vec![0; length];
+        std::io::Read::read_exact(reader, &mut body).ok()?;
+    }
     Some(Head {
+        method,
         target,
+        body,
         authorization,
         close,
         bytes,

@@ -24,6 +24,8 @@ mod system;
 #[cfg(feature = "system")]
 pub use cgroup::{Cgroup, CgroupSource, CgroupVersion, cpu_percent};
 #[cfg(feature = "opensearch")]
-pub use opensearch::{OpenSearchOptions, OpenSearchSource};
+pub use opensearch::{
+    ClusterClient, ClusterResponse, HttpMethod, OpenSearchOptions, OpenSearchSource,
+};
 #[cfg(feature = "system")]
 pub use system::{DEFAULT_CGROUP_ROOT, LocalCpu, SystemSource};

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::future::{Either, select};
@@ -140,6 +141,8 @@ pub struct OpenSearchSource<Z = IoTimer> {
 
 /// One address of the cluster.
 struct Endpoint {
+    /// The address without credentials, ending in `/`.
+    base: surf::Url,
     stats_url: surf::Url,
     /// The address without its password, for log lines and errors.
     shown: String,
@@ -190,26 +193,7 @@ impl OpenSearchSource {
             .iter()
             .map(|url| Endpoint::new(&url, options.credentials.as_ref()))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut config = surf::Config::new()
-            .set_timeout(None)
-            .set_http_keep_alive(true)
-            .set_max_connections_per_host(2);
-        if let Some(path) = &options.ca_certificate {
-            let pem = std::fs::read(path).map_err(|e| {
-                SourceError::new(
-                    SourceErrorKind::Connect,
-                    &format!("cannot read CA certificate {}: {e}", path.display()),
-                )
-            })?;
-            let certificate = async_native_tls::Certificate::from_pem(&pem).map_err(|e| {
-                SourceError::new(
-                    SourceErrorKind::Connect,
-                    &format!("invalid CA certificate {}: {e}", path.display()),
-                )
-            })?;
-            let connector = async_native_tls::TlsConnector::new().add_root_certificate(certificate);
-            config = config.set_tls_config(Some(Arc::new(connector)));
-        }
+        let config = surf_config(&options, 2)?;
         Ok(OpenSearchSource {
             client: client(&config),
             config,
@@ -328,12 +312,42 @@ impl Endpoint {
             let auth = BasicAuth::new(user, password);
             auth.value().to_string()
         });
+        let base = surf::Url::parse(&format!("{}/", base.as_str().trim_end_matches('/')))
+            .map_err(|e| SourceError::new(SourceErrorKind::Connect, &format!("{shown}: {e}")))?;
         Ok(Endpoint {
+            base,
             stats_url,
             shown: url.without_credentials().to_string(),
             authorization,
         })
     }
+}
+
+/// surf's settings for a cluster: keep-alive, at most `per_host` connections to each
+/// address, the extra CA of `options` if any. No surf timeout: callers bound each whole
+/// exchange themselves (surf's covers neither connecting nor the body).
+fn surf_config(options: &OpenSearchOptions, per_host: usize) -> Result<surf::Config, SourceError> {
+    let mut config = surf::Config::new()
+        .set_timeout(None)
+        .set_http_keep_alive(true)
+        .set_max_connections_per_host(per_host);
+    if let Some(path) = &options.ca_certificate {
+        let pem = std::fs::read(path).map_err(|e| {
+            SourceError::new(
+                SourceErrorKind::Connect,
+                &format!("cannot read CA certificate {}: {e}", path.display()),
+            )
+        })?;
+        let certificate = async_native_tls::Certificate::from_pem(&pem).map_err(|e| {
+            SourceError::new(
+                SourceErrorKind::Connect,
+                &format!("invalid CA certificate {}: {e}", path.display()),
+            )
+        })?;
+        let connector = async_native_tls::TlsConnector::new().add_root_certificate(certificate);
+        config = config.set_tls_config(Some(Arc::new(connector)));
+    }
+    Ok(config)
 }
 
 fn client(config: &surf::Config) -> surf::Client {
@@ -395,6 +409,261 @@ fn percent_decode(text: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// An HTTP method of [`ClusterClient::request`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum HttpMethod {
+    /// `GET`.
+    Get,
+    /// `HEAD`.
+    Head,
+    /// `POST`.
+    Post,
+    /// `PUT`.
+    Put,
+    /// `DELETE`.
+    Delete,
+}
+
+/// A cluster's answer to [`ClusterClient::request`]: any status, with its body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClusterResponse {
+    /// The HTTP status.
+    pub status: u16,
+    /// The body, at most the client's body cap.
+    pub body: Vec<u8>,
+    /// Which of the cluster's addresses answered, as an index into its list.
+    pub endpoint: usize,
+}
+
+impl ClusterResponse {
+    /// Whether the status is 2xx.
+    #[must_use]
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The error in the body (`type: reason` of an OpenSearch error, else its first line,
+    /// else the status's name), for a response that is not a success.
+    #[must_use]
+    pub fn error_summary(&self) -> String {
+        let reason = surf::StatusCode::try_from(self.status)
+            .map_or("unknown status", |status| status.canonical_reason());
+        describe_error_body(&self.body, reason)
+    }
+}
+
+/// Requests of your own (searches, indexing) to the cluster the monitor polls, through the
+/// same HTTP stack and with the same settings: addresses, credentials, CA, a timeout over
+/// the whole exchange (connecting and the body included) and a body cap.
+///
+/// Shared by reference between tasks. Requests go to one address until a request to it
+/// fails (no answer, a timeout, a cut body): then the pool is dropped, as
+/// [`OpenSearchSource`] does, and the next request goes to the next address. An error
+/// status is an answer, not a failure: it is returned for the caller to judge.
+///
+/// ```no_run
+/// use load_core::{ClusterClient, Config, HttpMethod};
+///
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = Config::from_properties("search_engine.http.url=http://localhost:9200\n")?;
+/// let cluster = ClusterClient::from_config(&config)?;
+/// let query = br#"{"query":{"match":{"content":"load"}},"size":10}"#;
+/// let answer = cluster.request(HttpMethod::Post, "/docs/_search", Some(query)).await?;
+/// if !answer.is_success() {
+///     eprintln!("HTTP {}: {}", answer.status, answer.error_summary());
+/// }
+/// # Ok(()) }
+/// ```
+pub struct ClusterClient {
+    client: std::sync::Mutex<surf::Client>,
+    config: surf::Config,
+    endpoints: Vec<Endpoint>,
+    current: AtomicUsize,
+    timeout: Duration,
+    max_body: usize,
+}
+
+impl ClusterClient {
+    /// Connections kept to each address by default.
+    pub const DEFAULT_CONNECTIONS: usize = 16;
+
+    /// A client of the cluster at `urls`, with `options` (timeout, CA, credentials, body
+    /// cap; the defaults of [`OpenSearchOptions`]) and at most
+    /// [`ClusterClient::DEFAULT_CONNECTIONS`] connections to each address.
+    ///
+    /// # Errors
+    ///
+    /// An address that is no HTTP(S) URL, or a CA file that cannot be read or parsed.
+    pub fn cluster(
+        urls: &ClusterUrls,
+        options: &OpenSearchOptions,
+    ) -> Result<ClusterClient, SourceError> {
+        Self::with_connections(urls, options, Self::DEFAULT_CONNECTIONS)
+    }
+
+    /// [`ClusterClient::cluster`] with at most `per_host` connections to each address
+    /// (at least 1): more concurrent requests wait for one.
+    ///
+    /// # Errors
+    ///
+    /// As [`ClusterClient::cluster`].
+    pub fn with_connections(
+        urls: &ClusterUrls,
+        options: &OpenSearchOptions,
+        per_host: usize,
+    ) -> Result<ClusterClient, SourceError> {
+        let endpoints = urls
+            .iter()
+            .map(|url| Endpoint::new(&url, options.credentials.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let config = surf_config(options, per_host.max(1))?;
+        Ok(ClusterClient {
+            client: std::sync::Mutex::new(client(&config)),
+            config,
+            endpoints,
+            current: AtomicUsize::new(0),
+            timeout: options.timeout.unwrap_or(OpenSearchSource::DEFAULT_TIMEOUT),
+            max_body: options.max_body.unwrap_or(Limits::DEFAULT.max_body),
+        })
+    }
+
+    /// A client for `config`'s `search_engine.http.url`, with the options of its keys.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceErrorKind::Other`] when no address is set; else as
+    /// [`ClusterClient::cluster`].
+    pub fn from_config(config: &Config) -> Result<ClusterClient, SourceError> {
+        let urls = config.search_engine_url.ok_or_else(|| {
+            SourceError::new(
+                SourceErrorKind::Other,
+                "search_engine.http.url is not set: the cluster's address is needed",
+            )
+        })?;
+        ClusterClient::cluster(&urls, &OpenSearchOptions::from_config(config))
+    }
+
+    /// Sends `method path` with `json` as an `application/json` body (OpenSearch takes
+    /// `_bulk`'s newline-delimited JSON under that type too), bounded by the timeout.
+    /// `path` starts with `/` and may carry a query.
+    ///
+    /// # Errors
+    ///
+    /// The request could not be sent or no whole answer came in time
+    /// ([`SourceErrorKind::Connect`], [`SourceErrorKind::Io`], [`SourceErrorKind::Timeout`]),
+    /// or its body is over the cap ([`SourceErrorKind::Body`]); each names the address
+    /// without credentials. Any status is an answer.
+    pub async fn request(
+        &self,
+        method: HttpMethod,
+        path: &str,
+        json: Option<&[u8]>,
+    ) -> Result<ClusterResponse, SourceError> {
+        let index = self.current.load(Ordering::Relaxed) % self.endpoints.len();
+        let endpoint = &self.endpoints[index];
+        let pooled = self
+            .client
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let outcome = {
+            let exchange = std::pin::pin!(self.exchange(&pooled, endpoint, method, path, json));
+            let timer = std::pin::pin!(crate::Sleep::sleep(&IoTimer, self.timeout));
+            match select(exchange, timer).await {
+                Either::Left((outcome, _)) => outcome,
+                Either::Right(_) => Err(SourceError::new(
+                    SourceErrorKind::Timeout,
+                    &format!("no complete answer within {:?}", self.timeout),
+                )),
+            }
+        };
+        match outcome {
+            Ok((status, body)) => Ok(ClusterResponse {
+                status,
+                body,
+                endpoint: index,
+            }),
+            Err(error) => {
+                // A pooled connection may be half-read: drop the pool, move on.
+                *self
+                    .client
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = client(&self.config);
+                let _ = self.current.compare_exchange(
+                    index,
+                    (index + 1) % self.endpoints.len(),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+                Err(error.at(&endpoint.shown))
+            }
+        }
+    }
+
+    async fn exchange(
+        &self,
+        client: &surf::Client,
+        endpoint: &Endpoint,
+        method: HttpMethod,
+        path: &str,
+        json: Option<&[u8]>,
+    ) -> Result<(u16, Vec<u8>), SourceError> {
+        let url = endpoint
+            .base
+            .join(path.trim_start_matches('/'))
+            .map_err(|e| SourceError::new(SourceErrorKind::Other, &format!("{path}: {e}")))?;
+        let method = match method {
+            HttpMethod::Get => surf::http::Method::Get,
+            HttpMethod::Head => surf::http::Method::Head,
+            HttpMethod::Post => surf::http::Method::Post,
+            HttpMethod::Put => surf::http::Method::Put,
+            HttpMethod::Delete => surf::http::Method::Delete,
+        };
+        let mut request = surf::RequestBuilder::new(method, url);
+        if let Some(authorization) = &endpoint.authorization {
+            request = request.header("Authorization", authorization.as_str());
+        }
+        if let Some(json) = json {
+            request = request
+                .body(surf::Body::from_bytes(json.to_vec()))
+                .content_type(surf::http::mime::JSON);
+        }
+        let mut response = client
+            .send(request)
+            .await
+            .map_err(|e| SourceError::new(SourceErrorKind::Connect, &e.to_string()))?;
+        let status = response.status() as u16;
+        let body = read_capped(&mut response, self.max_body).await?;
+        if body.len() > self.max_body {
+            return Err(ParseError::TooLarge {
+                len: body.len(),
+                limit: self.max_body,
+            }
+            .into());
+        }
+        Ok((status, body))
+    }
+
+    /// How many addresses it uses in turn.
+    #[must_use]
+    pub fn endpoints(&self) -> usize {
+        self.endpoints.len()
+    }
+}
+
+impl fmt::Debug for ClusterClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let urls: Vec<&str> = self.endpoints.iter().map(|e| e.shown.as_str()).collect();
+        f.debug_struct("ClusterClient")
+            .field("urls", &urls)
+            .field("timeout", &self.timeout)
+            .field("max_body", &self.max_body)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<Z: crate::Sleep + Send + Sync> CpuSource for OpenSearchSource<Z> {

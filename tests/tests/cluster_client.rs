@@ -1,0 +1,115 @@
+//! `ClusterClient`, the requests of your own to the monitored cluster, against the stub:
+//! what it sends, error statuses as answers, credentials, a dead address, a timeout and a
+//! body over the cap. Its real-cluster use (index, bulk, search) is in `real_cluster.rs`.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use load_core::{ClusterClient, ClusterUrls, HttpMethod, OpenSearchOptions, SourceErrorKind};
+use load_tests::{Reply, Stub};
+
+fn urls(text: &str) -> ClusterUrls {
+    ClusterUrls::parse(text).expect("urls")
+}
+
+fn dead_url() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    drop(listener);
+    format!("http://{addr}")
+}
+
+#[test]
+fn sends_json_and_returns_any_status_with_its_error() {
+    let stub = Stub::start(Reply::json(200, r#"{"hits":{"hits":[]}}"#));
+    stub.push(Reply::json(
+        404,
+        r#"{"error":{"type":"index_not_found_exception","reason":"no such index [docs]"},"status":404}"#,
+    ));
+    let client =
+        ClusterClient::cluster(&urls(&stub.url()), &OpenSearchOptions::new()).expect("client");
+    let query = br#"{"query":{"match":{"content":"load"}}}"#;
+    let missing = smol::block_on(client.request(HttpMethod::Post, "/docs/_search", Some(query)))
+        .expect("an answer");
+    assert_eq!(missing.status, 404);
+    assert!(!missing.is_success());
+    assert_eq!(
+        missing.error_summary(),
+        "index_not_found_exception: no such index [docs]"
+    );
+    let found = smol::block_on(client.request(HttpMethod::Get, "/docs/_search?size=1", None))
+        .expect("an answer");
+    assert!(found.is_success());
+    assert_eq!(found.body, br#"{"hits":{"hits":[]}}"#);
+
+    let seen = stub.seen();
+    assert_eq!(
+        (seen[0].method.as_str(), seen[0].target.as_str()),
+        ("POST", "/docs/_search")
+    );
+    assert_eq!(seen[0].body, query);
+    assert_eq!(
+        (seen[1].method.as_str(), seen[1].target.as_str()),
+        ("GET", "/docs/_search?size=1")
+    );
+    // Both on one kept-alive connection.
+    assert_eq!(stub.connections(), 1);
+}
+
+#[test]
+fn credentials_are_sent_and_never_shown() {
+    let stub = Stub::start(Reply::json(200, "{}"));
+    let options = OpenSearchOptions::new().credentials("admin", "Hunter2-pw");
+    let client = ClusterClient::cluster(&urls(&stub.url()), &options).expect("client");
+    smol::block_on(client.request(HttpMethod::Get, "/", None)).expect("an answer");
+    assert_eq!(
+        stub.seen()[0].authorization.as_deref(),
+        Some("Basic YWRtaW46SHVudGVyMi1wdw==")
+    );
+    assert!(!format!("{client:?}").contains("Hunter2"));
+
+    let dead = dead_url().replace("http://", "http://admin:Hunter2-pw@");
+    let client = ClusterClient::cluster(&urls(&dead), &OpenSearchOptions::new()).expect("client");
+    let error = smol::block_on(client.request(HttpMethod::Get, "/", None)).expect_err("dead");
+    assert_eq!(error.kind(), SourceErrorKind::Connect);
+    assert!(!error.to_string().contains("Hunter2"), "{error}");
+}
+
+#[test]
+fn a_dead_address_fails_once_then_the_next_answers() {
+    let stub = Stub::start(Reply::json(200, "{}"));
+    let dead = dead_url();
+    let client = ClusterClient::cluster(
+        &urls(&format!("{dead},{}", stub.url())),
+        &OpenSearchOptions::new(),
+    )
+    .expect("client");
+    assert_eq!(client.endpoints(), 2);
+    let error = smol::block_on(client.request(HttpMethod::Get, "/", None)).expect_err("dead");
+    assert!(error.to_string().contains(&dead), "{error}");
+    let answer = smol::block_on(client.request(HttpMethod::Get, "/", None)).expect("the next");
+    assert_eq!((answer.status, answer.endpoint), (200, 1));
+}
+
+#[test]
+fn the_timeout_covers_the_whole_exchange_and_the_pool_is_dropped() {
+    let stub = Stub::start(Reply::json(200, "{}"));
+    stub.push(Reply::json(200, "{}").delayed(Duration::from_secs(3)));
+    let options = OpenSearchOptions::new().timeout(Duration::from_millis(300));
+    let client = ClusterClient::cluster(&urls(&stub.url()), &options).expect("client");
+    let error = smol::block_on(client.request(HttpMethod::Get, "/slow", None)).expect_err("slow");
+    assert_eq!(error.kind(), SourceErrorKind::Timeout);
+    // The next request does not wait behind the stuck connection: a new one answers.
+    let answer = smol::block_on(client.request(HttpMethod::Get, "/next", None)).expect("next");
+    assert_eq!(answer.status, 200);
+    assert_eq!(stub.connections(), 2);
+}
+
+#[test]
+fn a_body_over_the_cap_is_an_error() {
+    let stub = Stub::start(Reply::megabytes(1));
+    let options = OpenSearchOptions::new().max_body(64 * 1024);
+    let client = ClusterClient::cluster(&urls(&stub.url()), &options).expect("client");
+    let error = smol::block_on(client.request(HttpMethod::Get, "/big", None)).expect_err("big");
+    assert!(matches!(error.kind(), SourceErrorKind::Body(_)), "{error}");
+}
