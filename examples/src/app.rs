@@ -1,5 +1,6 @@
 //! The demo search application: its routes, and load control in front of them.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,11 +13,13 @@ use hyper::{Request, Response, StatusCode};
 use load_smol::monitor::Stop;
 use load_smol::rt::{Adaptive, LoadGuard, Runtime};
 use load_smol::{
-    Clock, Config, CpuSource, CpuSourceKind, DEFAULT_CGROUP_ROOT, Decision, Mode, OpenSearchSource,
-    Route, Smoothing, SystemSource, keys,
+    Clock, ClusterClient, Config, CpuSource, CpuSourceKind, DEFAULT_CGROUP_ROOT, Decision, Mode,
+    OpenSearchSource, Route, Smoothing, SystemSource, keys,
 };
 
+use crate::corpus::{Corpus, DEFAULT_DOCUMENTS, Document};
 use crate::dashboard;
+use crate::search::{self, DEFAULT_INDEX, Hits, PAGE_SIZE, Search, SearchError, valid_index};
 use serde_json::json;
 
 /// The cluster signal: the cluster when its address is known, else this machine's CPU.
@@ -27,9 +30,55 @@ pub struct App<R: Runtime + Default> {
     guard: LoadGuard<R, ClusterSource>,
     background: Adaptive<R>,
     config: Mutex<Config>,
+    /// Search and indexing on the cluster; `None` single-box (the built-in documents).
+    search: Option<Search>,
+    corpus: Corpus,
     crawled: AtomicU64,
+    indexed: AtomicU64,
+    index_errors: AtomicU64,
+    search_failures: FailureLog,
     stop: Stop,
 }
+
+/// What the demo does beyond load control: which index it searches and fills, and how
+/// many documents its crawler has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DemoOptions {
+    /// The index (`--index`, default [`DEFAULT_INDEX`]).
+    pub index: String,
+    /// Documents in the crawler's corpus (`--corpus`, default [`DEFAULT_DOCUMENTS`]).
+    pub corpus: usize,
+    /// Where searches run (`--search`): on the cluster when one is configured (the
+    /// default), or on the built-in documents, with the cluster only polled for its CPU.
+    pub search: SearchMode,
+}
+
+/// Where the demo's searches run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SearchMode {
+    /// On the configured cluster, which the crawler fills; the built-in documents
+    /// single-box.
+    #[default]
+    Cluster,
+    /// Always on the four built-in documents, and the crawler only counts: load control
+    /// polls the cluster, nothing else talks to it (what the load-control benchmarks and
+    /// the tests with a stand-in cluster want).
+    Builtin,
+}
+
+impl Default for DemoOptions {
+    fn default() -> Self {
+        DemoOptions {
+            index: DEFAULT_INDEX.to_owned(),
+            corpus: DEFAULT_DOCUMENTS,
+            search: SearchMode::Cluster,
+        }
+    }
+}
+
+/// Documents the crawler indexes per unit of work (one `_bulk` request, one pass of the
+/// adaptive gate).
+pub const BATCH: usize = 10;
 
 impl<R: Runtime + Default> std::fmt::Debug for App<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -48,6 +97,16 @@ impl<R: Runtime + Default> App<R> {
     ///
     /// A one-line description when a CPU source cannot be set up.
     pub fn new(config: Config) -> Result<Arc<App<R>>, String> {
+        Self::new_with(config, &DemoOptions::default())
+    }
+
+    /// [`App::new`] with the demo's own options. With a cluster, searches run on it and the
+    /// crawler fills its index.
+    ///
+    /// # Errors
+    ///
+    /// As [`App::new`].
+    pub fn new_with(config: Config, options: &DemoOptions) -> Result<Arc<App<R>>, String> {
         let cluster: ClusterSource = match &config.search_engine_url {
             Some(urls) => Either::Left(
                 OpenSearchSource::from_config(&config)
@@ -61,7 +120,26 @@ impl<R: Runtime + Default> App<R> {
         };
         let background =
             Adaptive::from_config(&config).map_err(|e| format!("adaptive load control: {e}"))?;
-        Ok(Self::build(config, cluster, background))
+        let search = match config.search_engine_url {
+            Some(urls) if options.search == SearchMode::Cluster => {
+                if !valid_index(&options.index) {
+                    return Err(format!(
+                        "--index {:?} is no valid index name",
+                        options.index
+                    ));
+                }
+                let client = ClusterClient::from_config(&config)
+                    .map_err(|e| format!("search_engine.http.url {urls}: {e}"))?;
+                Some(Search::new(client, &options.index))
+            }
+            _ => None,
+        };
+        let mut app = Self::build(config, cluster, background);
+        if let Some(app) = Arc::get_mut(&mut app) {
+            app.search = search;
+            app.corpus = Corpus::new(options.corpus);
+        }
+        Ok(app)
     }
 
     /// The application with explicit sources (tests use scripted ones).
@@ -80,7 +158,12 @@ impl<R: Runtime + Default> App<R> {
             guard: LoadGuard::with_source(&config, cluster),
             background,
             config: Mutex::new(config),
+            search: None,
+            corpus: Corpus::new(DEFAULT_DOCUMENTS),
             crawled: AtomicU64::new(0),
+            indexed: AtomicU64::new(0),
+            index_errors: AtomicU64::new(0),
+            search_failures: FailureLog::default(),
             stop: Stop::new(),
         })
     }
@@ -103,11 +186,50 @@ impl<R: Runtime + Default> App<R> {
         self.crawled.load(Ordering::Relaxed)
     }
 
-    /// The demo crawler: one small item every ~50 ms, each behind the adaptive gate. Runs
-    /// until [`App::shutdown`].
+    /// Documents the crawler indexed into the cluster.
+    #[must_use]
+    pub fn indexed(&self) -> u64 {
+        self.indexed.load(Ordering::Relaxed)
+    }
+
+    /// The cluster search, when a cluster is configured.
+    #[must_use]
+    pub fn search(&self) -> Option<&Search> {
+        self.search.as_ref()
+    }
+
+    /// The demo crawler, one unit of work every ~50 ms, each behind the adaptive gate, until
+    /// [`App::shutdown`]. With a cluster, a unit indexes the next [`BATCH`] documents of the
+    /// corpus (creating the index first if missing; after the last document it starts over,
+    /// re-indexing); single-box, it only counts.
     pub async fn crawl(&self) {
         let work = async {
+            let mut next = 0;
+            let mut index_ready = false;
+            let mut failing = false;
             while self.background.wait().await.is_proceed() {
+                if let Some(search) = &self.search {
+                    let outcome = self.crawl_unit(search, next, &mut index_ready).await;
+                    match outcome {
+                        Ok(indexed) => {
+                            self.indexed.fetch_add(indexed as u64, Ordering::Relaxed);
+                            next = (next + BATCH) % self.corpus.len();
+                            if failing {
+                                log::info!("Indexing resumed");
+                                failing = false;
+                            }
+                        }
+                        Err(error) => {
+                            self.index_errors.fetch_add(1, Ordering::Relaxed);
+                            if !failing {
+                                log::warn!("Indexing failed, retrying every second: {error}");
+                                failing = true;
+                            }
+                            load_smol::Sleep::sleep(&R::default(), search::RETRY_PAUSE).await;
+                            continue;
+                        }
+                    }
+                }
                 self.crawled.fetch_add(1, Ordering::Relaxed);
                 load_smol::Sleep::sleep(&R::default(), Duration::from_millis(50)).await;
             }
@@ -115,6 +237,24 @@ impl<R: Runtime + Default> App<R> {
         let stop = self.stop.wait();
         futures::pin_mut!(work, stop);
         futures::future::select(work, stop).await;
+    }
+
+    async fn crawl_unit(
+        &self,
+        search: &Search,
+        next: usize,
+        index_ready: &mut bool,
+    ) -> Result<usize, SearchError> {
+        if !*index_ready {
+            if search.ensure_index().await? {
+                log::info!("Created the index {} with its mapping", search.index());
+            }
+            *index_ready = true;
+        }
+        let batch: Vec<Document> = (next..next + BATCH.min(self.corpus.len()))
+            .map(|id| self.corpus.document(id))
+            .collect();
+        search.index_documents(&batch).await
     }
 
     /// The configuration in force.
@@ -164,18 +304,110 @@ impl<R: Runtime + Default> App<R> {
     /// Load control sees the request target as received (path, `;params` and query; an
     /// absolute-form target's path), before anything has normalised it; the router reads
     /// the same path (see [`segments`]).
-    pub fn handle<B>(&self, request: &Request<B>) -> Response<Full<Bytes>> {
+    pub fn handle<'a, B>(
+        &'a self,
+        request: &Request<B>,
+    ) -> impl Future<Output = Response<Full<Bytes>>> + Send + use<'a, R, B>
+    where
+        R: Sync,
+    {
         let uri = request.uri();
         let path = uri.path();
         let query = uri.query().unwrap_or_default();
-        // Monitoring must keep working under overload: it is served before load control.
-        if path == "/metrics" {
-            return self.route(path, query);
-        }
         let target = uri.path_and_query().map_or("/", |target| target.as_str());
-        match self.guard.check(target) {
-            Decision::Allow => self.route(path, query),
-            Decision::Reject(route) => self.busy(route),
+        // Monitoring must keep working under overload: it is served before load control.
+        let routed = if path == "/metrics" {
+            Routed::Ready(self.route(path, query))
+        } else {
+            match self.guard.check(target) {
+                Decision::Allow => self.route_search(path, query),
+                Decision::Reject(route) => Routed::Ready(self.busy(route)),
+            }
+        };
+        async move {
+            match routed {
+                Routed::Ready(response) => response,
+                Routed::Search { api, query } => self.searched(api, &query).await,
+            }
+        }
+    }
+
+    /// A search on the cluster when there is one and the route is a search; else the
+    /// answer at once.
+    fn route_search(&self, path: &str, raw_query: &str) -> Routed {
+        if self.search.is_some() {
+            let decoded = segments(path);
+            let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
+            let api = match segments.as_slice() {
+                [] | ["search"] => Some(false),
+                ["api", "v1", "documents"] => Some(true),
+                _ => None,
+            };
+            if let Some(api) = api {
+                let query = form_urlencoded::parse(raw_query.as_bytes())
+                    .find(|(key, _)| key == "q")
+                    .map(|(_, value)| value.into_owned())
+                    .unwrap_or_default();
+                return Routed::Search { api, query };
+            }
+        }
+        Routed::Ready(self.route(path, raw_query))
+    }
+
+    /// Runs `query` on the cluster and answers with the hits (HTML, or Fess's API JSON when
+    /// `api`); an empty query answers at once, a failed search with 502 or 503.
+    async fn searched(&self, api: bool, query: &str) -> Response<Full<Bytes>> {
+        let Some(search) = &self.search else {
+            return self.route(if api { "/api/v1/documents" } else { "/search" }, "");
+        };
+        let form = search_form(query);
+        if query.trim().is_empty() {
+            return if api {
+                json_response(StatusCode::OK, &api_hits(query, 0, &[]))
+            } else {
+                html(StatusCode::OK, &page("Search", &form))
+            };
+        }
+        match search.search(query).await {
+            Ok(hits) => {
+                if api {
+                    let result: Vec<serde_json::Value> = hits
+                        .hits
+                        .iter()
+                        .map(|hit| {
+                            json!({"doc_id": hit.id, "title": hit.title, "url": hit.url,
+                                   "score": hit.score, "content_description": hit.fragment()})
+                        })
+                        .collect();
+                    json_response(StatusCode::OK, &api_hits(query, hits.total, &result))
+                } else {
+                    html(StatusCode::OK, &page("Search", &hits_html(&form, &hits)))
+                }
+            }
+            Err(error) => {
+                self.search_failures.failed(&error);
+                let status =
+                    StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::BAD_GATEWAY);
+                let message = if status == StatusCode::SERVICE_UNAVAILABLE {
+                    "The search engine is unavailable. Please try again later."
+                } else {
+                    "The search engine could not answer this search."
+                };
+                if api {
+                    json_response(
+                        status,
+                        &json!({"response": {"status": 1, "message": message}}),
+                    )
+                } else {
+                    html(
+                        status,
+                        &page(
+                            "Search",
+                            &format!("{form}\n<p class=\"error\">{message}</p>"),
+                        ),
+                    )
+                }
+            }
         }
     }
 
@@ -302,6 +534,10 @@ impl<R: Runtime + Default> App<R> {
             "crawler": {
                 "processed": self.crawled(),
                 "waiting": adaptive.waiting,
+                "indexed": self.indexed(),
+                "index_errors": self.index_errors.load(Ordering::Relaxed),
+                "corpus": self.corpus.len(),
+                "index": self.search.as_ref().map(Search::index),
             },
         })
     }
@@ -400,6 +636,71 @@ impl<R: Runtime + Default> App<R> {
             self.answered().as_deref(),
         )
     }
+}
+
+/// An answer ready at once, or a search to run on the cluster.
+enum Routed {
+    Ready(Response<Full<Bytes>>),
+    Search { api: bool, query: String },
+}
+
+/// Logs failed searches at WARN, at most once every 10 s with the count in between: an
+/// outage must not flood the log at the request rate.
+#[derive(Debug, Default)]
+struct FailureLog {
+    /// Seconds since `UNIX_EPOCH` of the last line.
+    last: AtomicU64,
+    suppressed: AtomicU64,
+}
+
+impl FailureLog {
+    fn failed(&self, error: &SearchError) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let last = self.last.load(Ordering::Relaxed);
+        if now >= last + 10
+            && self
+                .last
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            let more = self.suppressed.swap(0, Ordering::Relaxed);
+            log::warn!("Search failed: {error} ({more} more failure(s) since the last line)");
+        } else {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn search_form(query: &str) -> String {
+    format!(
+        "<form action=\"/search\"><input name=\"q\" value=\"{}\"> <button>Search</button></form>",
+        escape(query)
+    )
+}
+
+fn hits_html(form: &str, hits: &Hits) -> String {
+    let mut out = format!(
+        "{form}\n<p>{} document(s), {} ms.</p>\n<ol>\n",
+        hits.total, hits.took_ms
+    );
+    for hit in &hits.hits {
+        out.push_str(&format!(
+            "<li><a href=\"{}\">{}</a><br>{}</li>\n",
+            escape(&hit.url),
+            escape(&hit.title),
+            hit.fragment_html()
+        ));
+    }
+    out.push_str("</ol>");
+    out
+}
+
+/// Fess's API answer for a page of hits.
+fn api_hits(query: &str, total: u64, result: &[serde_json::Value]) -> serde_json::Value {
+    json!({"response": {"status": 0, "q": query, "record_count": total, "page_size": PAGE_SIZE,
+                        "result": result}})
 }
 
 /// How often `/admin/load` refreshes itself by default, in seconds.

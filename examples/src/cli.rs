@@ -1,6 +1,7 @@
 //! The command line: `search-server [--config PATH] [--listen ADDR] [--runtime smol|async-std]
 //! [--opensearch URL[,URL...]]`.
 
+use crate::app::{DemoOptions, SearchMode};
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -60,6 +61,9 @@ pub struct Options {
     /// `--idle-timeout` in seconds: how long a connection may wait for a request's head
     /// (default 60).
     pub idle_timeout: Option<Duration>,
+    /// `--index` and `--corpus`: the cluster index the demo searches and its crawler fills,
+    /// and how many documents the crawler has.
+    pub demo: DemoOptions,
 }
 
 impl Default for Options {
@@ -72,6 +76,7 @@ impl Default for Options {
             env: Vec::new(),
             max_connections: None,
             idle_timeout: None,
+            demo: DemoOptions::default(),
         }
     }
 }
@@ -100,7 +105,8 @@ impl std::error::Error for CliError {}
 
 /// The usage text.
 pub const USAGE: &str = "usage: search-server [--config PATH] [--listen ADDR] \
-[--runtime smol|async-std] [--opensearch URL] [--max-connections N] [--idle-timeout SECONDS]";
+[--runtime smol|async-std] [--opensearch URL] [--max-connections N] [--idle-timeout SECONDS] \
+[--index NAME] [--corpus DOCUMENTS] [--search cluster|builtin]";
 
 /// Parses the arguments after the program name. `--flag value` and `--flag=value` both work.
 /// `var` looks up environment variables (`|name| std::env::var(name).ok()`).
@@ -142,6 +148,9 @@ where
                 | "--opensearch"
                 | "--max-connections"
                 | "--idle-timeout"
+                | "--index"
+                | "--corpus"
+                | "--search"
         ) {
             return Err(CliError::Usage(format!(
                 "unknown argument '{arg}' ({USAGE})"
@@ -195,6 +204,37 @@ where
                         ))
                     })?;
                 options.idle_timeout = Some(Duration::from_secs(seconds));
+            }
+            "--index" => {
+                if !crate::search::valid_index(&value) {
+                    return Err(CliError::Usage(format!(
+                        "--index '{value}' is not an index name (lower-case letters, digits, \
+                         '-', '_' and '.'; not starting with '-', '_' or '+')"
+                    )));
+                }
+                options.demo.index = value;
+            }
+            "--search" => {
+                options.demo.search = match value.as_str() {
+                    "cluster" => SearchMode::Cluster,
+                    "builtin" => SearchMode::Builtin,
+                    _ => {
+                        return Err(CliError::Usage(format!(
+                            "--search '{value}' is not one of: cluster, builtin"
+                        )));
+                    }
+                };
+            }
+            "--corpus" => {
+                options.demo.corpus = value
+                    .parse()
+                    .ok()
+                    .filter(|n: &usize| (1..=1_000_000).contains(n))
+                    .ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "--corpus '{value}' is not a number of documents in 1..=1000000"
+                        ))
+                    })?;
             }
             _ => {
                 options.opensearch = Some(ClusterUrls::parse(&value).map_err(|e: UrlError| {

@@ -215,7 +215,11 @@ fn plain(status: hyper::StatusCode, text: &'static str) -> Response<Full<Bytes>>
 }
 
 /// What answers one request.
-pub type Handler = dyn Fn(Request<hyper::body::Incoming>) -> Response<Full<Bytes>> + Send + Sync;
+pub type Handler = dyn Fn(
+        Request<hyper::body::Incoming>,
+    ) -> Pin<Box<dyn Future<Output = Response<Full<Bytes>>> + Send>>
+    + Send
+    + Sync;
 
 /// Serves every request on one connection with `handle`, within `limits`, until the client
 /// closes it, it stays idle past the idle timeout, or it reaches the request limit.
@@ -235,32 +239,40 @@ where
             .get_all(hyper::header::HOST)
             .iter()
             .count();
-        let mut response = if target > MAX_TARGET {
-            plain(
+        let early = if target > MAX_TARGET {
+            Some(plain(
                 hyper::StatusCode::URI_TOO_LONG,
                 "Request-target too long.\n",
-            )
+            ))
         } else if request.version() == hyper::Version::HTTP_11 && hosts != 1 {
             // RFC 9112, 3.2: exactly one Host header field in an HTTP/1.1 request.
-            plain(
+            Some(plain(
                 hyper::StatusCode::BAD_REQUEST,
                 "An HTTP/1.1 request needs exactly one Host header.\n",
-            )
+            ))
         } else if request.method() == hyper::Method::CONNECT {
-            plain(
+            Some(plain(
                 hyper::StatusCode::METHOD_NOT_ALLOWED,
                 "This server is no proxy.\n",
-            )
+            ))
         } else {
-            handle(request)
+            None
         };
-        if count >= limits.max_requests_per_connection {
-            response.headers_mut().insert(
-                hyper::header::CONNECTION,
-                hyper::header::HeaderValue::from_static("close"),
-            );
+        let pending = match early {
+            Some(response) => Either::Left(std::future::ready(response)),
+            None => Either::Right(handle(request)),
+        };
+        let last = count >= limits.max_requests_per_connection;
+        async move {
+            let mut response = pending.await;
+            if last {
+                response.headers_mut().insert(
+                    hyper::header::CONNECTION,
+                    hyper::header::HeaderValue::from_static("close"),
+                );
+            }
+            Ok::<_, Infallible>(response)
         }
-        async move { Ok::<_, Infallible>(response) }
     });
     let connection = http1::Builder::new()
         .timer(Timer)

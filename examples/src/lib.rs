@@ -8,7 +8,9 @@
 
 pub mod app;
 pub mod cli;
+pub mod corpus;
 pub mod dashboard;
 pub mod http;
 pub mod metrics;
+pub mod search;
 pub mod server;

@@ -32,8 +32,15 @@ pub trait Serve: Runtime + Default {
     ) -> impl Future<Output = io::Result<()>> + Send;
 }
 
-fn handler<R: Runtime + Default>(app: Arc<App<R>>) -> Arc<Handler> {
-    Arc::new(move |request| app.handle(&request))
+fn handler<R: Runtime + Default + Sync>(app: Arc<App<R>>) -> Arc<Handler> {
+    Arc::new(move |request| {
+        let app = Arc::clone(&app);
+        Box::pin(async move {
+            let pending = app.handle(&request);
+            drop(request);
+            pending.await
+        })
+    })
 }
 
 impl Serve for Smol {
@@ -265,12 +272,12 @@ pub fn start(options: &Options) -> Result<RunningServer, CliError> {
     );
     match options.runtime {
         RuntimeKind::Smol => start_app_with(
-            App::<Smol>::new(config).map_err(CliError::Setup)?,
+            App::<Smol>::new_with(config, &options.demo).map_err(CliError::Setup)?,
             listener,
             limits,
         ),
         RuntimeKind::AsyncStd => start_app_with(
-            App::<AsyncStd>::new(config).map_err(CliError::Setup)?,
+            App::<AsyncStd>::new_with(config, &options.demo).map_err(CliError::Setup)?,
             listener,
             limits,
         ),

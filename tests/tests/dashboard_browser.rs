@@ -15,6 +15,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use load_examples::app::{DemoOptions, SearchMode};
 use load_examples::cli::{ConfigFrom, Options};
 use load_examples::server::{RunningServer, start};
 use load_tests::browser::{Browser, Page};
@@ -37,6 +38,11 @@ fn serve(stub: &Stub) -> RunningServer {
     let options = Options {
         config: ConfigFrom::File(path),
         listen: "127.0.0.1:0".parse().expect("addr"),
+        // The stub stands in for the cluster's node stats only.
+        demo: DemoOptions {
+            search: SearchMode::Builtin,
+            ..DemoOptions::default()
+        },
         ..Options::default()
     };
     start(&options).expect("server starts")

@@ -9,6 +9,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use load_examples::app::{DemoOptions, SearchMode};
 use load_examples::cli::{ConfigFrom, Options};
 use load_examples::server::{RunningServer, start};
 use load_tests::logs;
@@ -36,6 +37,11 @@ fn serve(config: PathBuf, env: &[(&'static str, &str)]) -> RunningServer {
         config: ConfigFrom::File(config),
         listen: "127.0.0.1:0".parse().expect("addr"),
         env: env.iter().map(|(k, v)| (*k, (*v).to_owned())).collect(),
+        // The stub stands in for the cluster's node stats only.
+        demo: DemoOptions {
+            search: SearchMode::Builtin,
+            ..DemoOptions::default()
+        },
         ..Options::default()
     };
     start(&options).expect("server starts")

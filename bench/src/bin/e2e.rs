@@ -57,7 +57,7 @@ fn start_server(binary: &str, stub: &Stub, web: i32, api: i32) -> Result<Server,
     .map_err(|e| e.to_string())?;
     let config = TempFile(path);
     let mut child = Command::new(binary)
-        .args(["--listen", "127.0.0.1:0", "--config"])
+        .args(["--listen", "127.0.0.1:0", "--search", "builtin", "--config"])
         .arg(&config.0)
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
