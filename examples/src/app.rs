@@ -205,7 +205,11 @@ impl<R: Runtime + Default> App<R> {
     pub async fn crawl(&self) {
         let work = async {
             let mut next = 0;
-            let mut index_ready = false;
+            // The index is created at start, before the first pass of the gate.
+            let mut index_ready = match &self.search {
+                Some(search) => self.prepare_index(search).await,
+                None => true,
+            };
             let mut failing = false;
             while self.background.wait().await.is_proceed() {
                 if let Some(search) = &self.search {
@@ -237,6 +241,22 @@ impl<R: Runtime + Default> App<R> {
         let stop = self.stop.wait();
         futures::pin_mut!(work, stop);
         futures::future::select(work, stop).await;
+    }
+
+    /// Creates the index if missing; whether it exists now (a failure is logged, and the
+    /// crawler tries again before its first batch).
+    async fn prepare_index(&self, search: &Search) -> bool {
+        match search.ensure_index().await {
+            Ok(true) => {
+                log::info!("Created the index {} with its mapping", search.index());
+                true
+            }
+            Ok(false) => true,
+            Err(error) => {
+                log::warn!("Cannot prepare the index {}: {error}", search.index());
+                false
+            }
+        }
     }
 
     async fn crawl_unit(

@@ -17,9 +17,11 @@ pub const DEFAULT_INDEX: &str = "load-control-demo";
 /// Hits per search, as Fess's default page.
 pub const PAGE_SIZE: usize = 10;
 
-/// Marks around highlighted words in fragments (escaped text never contains them).
-const MARK_START: &str = "\u{1}";
-const MARK_END: &str = "\u{2}";
+/// Marks around highlighted words in fragments: private-use characters, which escaping
+/// leaves alone (control characters would not do: the highlighter trims them off a
+/// fragment's end, as Java's `String::trim` does).
+const MARK_START: &str = "\u{E000}";
+const MARK_END: &str = "\u{E001}";
 
 /// What went wrong with a request to the cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,15 +98,40 @@ impl Hit {
     /// The fragment as text, without marks.
     #[must_use]
     pub fn fragment(&self) -> String {
-        self.fragment.replace(['\u{1}', '\u{2}'], "")
+        self.fragment.replace(['\u{E000}', '\u{E001}'], "")
     }
 
     /// The fragment as HTML: escaped, with the matched words in `<em>`.
     #[must_use]
     pub fn fragment_html(&self) -> String {
-        crate::dashboard::escape(&self.fragment)
-            .replace(MARK_START, "<em>")
-            .replace(MARK_END, "</em>")
+        // Marks a document itself contains could pair up wrongly: only a start followed by
+        // its end becomes an `<em>`; any other mark is dropped.
+        let mut html = String::with_capacity(self.fragment.len() + 16);
+        let mut open = false;
+        for piece in
+            crate::dashboard::escape(&self.fragment).split_inclusive(['\u{E000}', '\u{E001}'])
+        {
+            let (text, mark) = match piece.char_indices().last() {
+                Some((at, c @ ('\u{E000}' | '\u{E001}'))) => (&piece[..at], Some(c)),
+                _ => (piece, None),
+            };
+            html.push_str(text);
+            match (mark, open) {
+                (Some('\u{E000}'), false) => {
+                    html.push_str("<em>");
+                    open = true;
+                }
+                (Some('\u{E001}'), true) => {
+                    html.push_str("</em>");
+                    open = false;
+                }
+                _ => {}
+            }
+        }
+        if open {
+            html.push_str("</em>");
+        }
+        html
     }
 }
 
@@ -318,13 +345,21 @@ mod tests {
     fn hits_are_read_and_fragments_escaped() {
         let body = br#"{"took":3,"hits":{"total":{"value":42,"relation":"eq"},"hits":[
             {"_id":"7","_score":1.5,"_source":{"title":"kalo <b>","url":"https://docs.example/x/7.html"},
-             "highlight":{"content":["a \u0001kalo\u0002 & <script>"]}}]}}"#;
+             "highlight":{"content":["a \ue000kalo\ue001 & <script> \ue000cut"]}}]}}"#;
         let hits = parse_hits(body).expect("hits");
         assert_eq!((hits.total, hits.took_ms, hits.hits.len()), (42, 3, 1));
         let hit = &hits.hits[0];
         assert_eq!((hit.id.as_str(), hit.score), ("7", 1.5));
-        assert_eq!(hit.fragment_html(), "a <em>kalo</em> &amp; &lt;script&gt;");
-        assert_eq!(hit.fragment(), "a kalo & <script>");
+        assert_eq!(
+            hit.fragment_html(),
+            "a <em>kalo</em> &amp; &lt;script&gt; <em>cut</em>"
+        );
+        assert_eq!(hit.fragment(), "a kalo & <script> cut");
+        let stray = Hit {
+            fragment: "\u{E001}x\u{E000}\u{E000}y".to_owned(),
+            ..hit.clone()
+        };
+        assert_eq!(stray.fragment_html(), "x<em>y</em>");
     }
 
     #[test]

@@ -439,7 +439,14 @@ fn trace_logging_never_prints_the_clusters_credentials() {
     for runtime in RUNTIMES {
         let server = Server::start_with_env(
             runtime,
-            &["--opensearch", &url, "--config", &config, "--search", "builtin"],
+            &[
+                "--opensearch",
+                &url,
+                "--config",
+                &config,
+                "--search",
+                "builtin",
+            ],
             None,
             &[("RUST_LOG", "trace")],
         );

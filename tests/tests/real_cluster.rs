@@ -743,10 +743,146 @@ async fn the_secured_node_takes_the_right_credentials_only<R: Runtime + Default>
     }
 }
 
+// ---- 6. the demo as Fess: searches and indexing on the cluster ----------------------------
+
+/// The demo with a cluster: the crawler creates its index with the mapping and fills it,
+/// `/search` and the API answer with highlighted hits from it; `ClusterClient` also works
+/// with the secured node's CA and credentials, and a wrong password is an answer (401).
+async fn the_demo_searches_and_indexes_on_the_cluster<R: Runtime + Default>() {
+    let cluster = cluster();
+    let index = format!(
+        "load-demo-test-{}",
+        std::any::type_name::<R>()
+            .rsplit("::")
+            .next()
+            .unwrap_or("rt")
+            .to_ascii_lowercase()
+    );
+    // A fresh index each run.
+    let client = load_core::ClusterClient::cluster(
+        &load_core::ClusterUrls::parse(&cluster.url).expect("url"),
+        &OpenSearchOptions::new(),
+    )
+    .expect("client");
+    let deleted = client
+        .request(load_core::HttpMethod::Delete, &format!("/{index}"), None)
+        .await
+        .expect("delete");
+    assert!(matches!(deleted.status, 200 | 404), "{deleted:?}");
+
+    let dir = std::env::temp_dir().join(format!("load-demo-real-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(format!("{index}.properties"));
+    std::fs::write(
+        &path,
+        format!(
+            "search_engine.http.url={}\nweb.load.control=100\nadaptive.load.control=0\n",
+            cluster.url
+        ),
+    )
+    .expect("config");
+    let corpus = 200;
+    let options = load_examples::cli::Options {
+        config: load_examples::cli::ConfigFrom::File(path),
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        demo: load_examples::app::DemoOptions {
+            index: index.clone(),
+            corpus,
+            ..load_examples::app::DemoOptions::default()
+        },
+        ..load_examples::cli::Options::default()
+    };
+    let server = load_examples::server::start(&options).expect("server");
+    let addr = server.addr();
+    let stats = || -> serde_json::Value {
+        serde_json::from_str(&load_tests::raw_get(addr, "/admin/stats").text()).expect("JSON")
+    };
+    let filled = first(Duration::from_secs(60), || {
+        stats()["crawler"]["indexed"].as_u64().unwrap_or(0) >= corpus as u64
+    });
+    assert!(
+        filled.is_some(),
+        "the crawler did not index the corpus: {}",
+        stats()
+    );
+
+    // The mapping the demo created, and every document in the index.
+    let (status, mapping) = cluster.get(&format!("/{index}/_mapping")).expect("mapping");
+    assert_eq!(status, 200);
+    let mapping: serde_json::Value = serde_json::from_slice(&mapping).expect("JSON");
+    let fields = &mapping[&index]["mappings"]["properties"];
+    assert_eq!(fields["title"]["type"], "text", "{mapping}");
+    assert_eq!(fields["url"]["type"], "keyword", "{mapping}");
+    let counted = first(Duration::from_secs(10), || {
+        let (_, body) = cluster.get(&format!("/{index}/_count")).expect("count");
+        serde_json::from_slice::<serde_json::Value>(&body).expect("JSON")["count"] == corpus
+    });
+    assert!(
+        counted.is_some(),
+        "the index does not hold {corpus} documents"
+    );
+
+    // The first document's title finds it, its words highlighted.
+    let corpus_docs = load_examples::corpus::Corpus::new(corpus);
+    let title = corpus_docs.document(0).title;
+    let word = title.split(' ').next().expect("a word").to_owned();
+    let query = title.replace(' ', "+");
+    let answer = load_tests::raw_get(addr, &format!("/search?q={query}"));
+    let page = answer.text();
+    assert_eq!(answer.status, 200, "{page}");
+    assert!(page.contains("document(s)"), "{page}");
+    assert!(page.contains(&format!("<em>{word}</em>")), "{page}");
+    let answer = load_tests::raw_get(addr, &format!("/api/v1/documents?q={query}"));
+    assert_eq!(answer.status, 200);
+    let body: serde_json::Value = serde_json::from_str(&answer.text()).expect("JSON");
+    let result = body["response"]["result"].as_array().expect("result");
+    assert!(!result.is_empty() && result.len() <= 10, "{body}");
+    assert!(
+        result.iter().any(|hit| hit["doc_id"] == "0"),
+        "document 0 among the hits for {title:?}: {body}"
+    );
+    server.stop().expect("clean stop");
+
+    // The secured node through the same client type: its CA and credentials; a wrong
+    // password is the cluster's answer, 401.
+    let secure = secure();
+    let urls = load_core::ClusterUrls::parse(&secure.url).expect("url");
+    let with = |password: &str| {
+        load_core::ClusterClient::cluster(
+            &urls,
+            &OpenSearchOptions::new()
+                .ca_certificate(&secure.ca)
+                .credentials("loadcontrol", password),
+        )
+        .expect("client")
+    };
+    let health = with(&secure.password)
+        .request(load_core::HttpMethod::Get, "/_cluster/health", None)
+        .await
+        .expect("an answer");
+    assert_eq!(health.status, 200, "{health:?}");
+    let head = with(&secure.password)
+        .request(load_core::HttpMethod::Head, "/", None)
+        .await
+        .expect("HEAD answers without waiting for a body");
+    assert_eq!((head.status, head.body.len()), (200, 0));
+    let refused = with("not-the-password")
+        .request(load_core::HttpMethod::Get, "/_cluster/health", None)
+        .await
+        .expect("an answer");
+    assert_eq!(refused.status, 401, "{refused:?}");
+    println!(
+        "demo on the cluster: {corpus} documents indexed in {:.1} s; secured node: 200, HEAD 200, wrong password {}",
+        filled.unwrap_or_default().as_secs_f64(),
+        refused.status
+    );
+}
+
 real_cluster_on_both_runtimes!(
     the_source_reads_every_node,
     real_cpu_drives_429,
     a_lost_node_an_outage_and_a_restart,
     a_frozen_cluster_ends_each_poll_at_the_timeout_and_recovers,
     the_secured_node_takes_the_right_credentials_only,
+    the_demo_searches_and_indexes_on_the_cluster,
 );
