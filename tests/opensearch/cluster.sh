@@ -4,6 +4,7 @@
 #   - one secured node (security plugin: TLS with a CA made here, basic auth).
 #
 #   tests/opensearch/cluster.sh start         build if needed, start both, wait, print the cluster URL
+#                                             (LOAD_CLUSTER_SECURE=0: the cluster only)
 #   tests/opensearch/cluster.sh url           the cluster's URL
 #   tests/opensearch/cluster.sh secure-url    the secured node's URL (https)
 #   tests/opensearch/cluster.sh stop          stop both (SIGTERM, then SIGKILL after 60 s)
@@ -20,6 +21,7 @@ base="${LOAD_CLUSTER_DIR:-$root/target/opensearch}"
 cluster="$base/cluster"
 secure="$base/secure"
 nodes="${LOAD_CLUSTER_NODES:-3}"
+with_secure="${LOAD_CLUSTER_SECURE:-1}"
 java_opts=(-XX:+UseSerialGC -Dlog4j2.formatMsgNoLookups=true)
 
 build() {
@@ -104,13 +106,19 @@ start() {
 
   local started=$SECONDS
   launch "$cluster" 1g "$classpath" "$nodes"
-  launch "$secure" 512m "$classpath:$(IFS=:; echo "${security_jars[*]}")" 1 --secure
+  if [[ "$with_secure" != 0 ]]; then
+    launch "$secure" 512m "$classpath:$(IFS=:; echo "${security_jars[*]}")" 1 --secure
+  fi
   if ! await "$cluster" "cluster" test -f "$cluster/url" ||
-    ! await "$secure" "secured node" secure_ready; then
+    { [[ "$with_secure" != 0 ]] && ! await "$secure" "secured node" secure_ready; }; then
     stop
     exit 1
   fi
-  echo "ready in $((SECONDS - started)) s: cluster $(cat "$cluster/url"), secured node $(cat "$secure/url")" >&2
+  if [[ "$with_secure" != 0 ]]; then
+    echo "ready in $((SECONDS - started)) s: cluster $(cat "$cluster/url"), secured node $(cat "$secure/url")" >&2
+  else
+    echo "ready in $((SECONDS - started)) s: cluster $(cat "$cluster/url") (no secured node)" >&2
+  fi
   cat "$cluster/url"
 }
 

@@ -334,6 +334,8 @@ impl Drop for Stub {
 fn serve(stream: TcpStream, shared: &Shared) {
     let started = Instant::now();
     let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    // As OpenSearch (Netty) does: answers leave at once, not after a delayed ACK.
+    let _ = stream.set_nodelay(true);
     let Ok(write_half) = stream.try_clone() else {
         return;
     };
