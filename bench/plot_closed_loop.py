@@ -19,9 +19,11 @@ def main(results_path: str, out_dir: str) -> None:
     steps = results["steps"]
     threshold = results["threshold"]
     runs = {
-        "off": ("load control off (100)", "tab:red"),
-        "on": (f"load control on ({threshold})", "tab:blue"),
+        "off": ("control off (100)", "tab:red"),
+        "on": (f"control on ({threshold}, as Fess)", "tab:blue"),
+        "on+ewma": (f"control on ({threshold}) + EWMA smoothing (tau 3 s)", "tab:green"),
     }
+    runs = {mode: style for mode, style in runs.items() if any(s["mode"] == mode for s in steps)}
 
     def series(mode, key):
         rows = sorted((s for s in steps if s["mode"] == mode), key=lambda s: s["offered_per_s"])
@@ -47,7 +49,9 @@ def main(results_path: str, out_dir: str) -> None:
     fig, ax = plt.subplots(figsize=(8, 5))
     for mode, (label, colour) in runs.items():
         x, goodput = series(mode, "goodput_per_s")
+        _, within = series(mode, "goodput_within_slo_per_s")
         ax.plot(x, goodput, "o-", color=colour, label=f"{label}: served (200)")
+        ax.plot(x, within, "s--", color=colour, alpha=0.6, label=f"{label}: served within 1 s")
     top = max(s["offered_per_s"] for s in steps)
     ax.plot([0, top], [0, top], color="grey", linestyle=":", label="offered")
     ax.axvline(results["r90_per_s"], color="grey", linestyle="--", alpha=0.5, label="90 % CPU rate")
@@ -72,7 +76,7 @@ def main(results_path: str, out_dir: str) -> None:
     ax.set_ylim(0, 108)
     ax.set_xlabel("seconds since the start of the run")
     ax.set_ylabel("CPU %")
-    ax.set_title("Cluster CPU over the run (steps shaded: red = control off, blue = on)")
+    ax.set_title("Cluster CPU over the run (steps shaded: red = off, blue = on, green = on + EWMA)")
     ax.legend(fontsize=8, loc="lower right")
     fig.text(0.01, 0.01, NOTE, fontsize=7, color="grey")
     fig.tight_layout(rect=(0, 0.03, 1, 1))

@@ -627,6 +627,7 @@ impl<R: Runtime + Default> App<R> {
                 mode: config.mode,
                 monitor_started: self.guard.monitor_started(),
                 crawled: self.crawled(),
+                indexed: self.search.as_ref().map(|_| self.indexed()),
                 waiting: stats.waiting,
                 settings,
                 last_error: self.guard.history().last_error().map(|(at, error)| {

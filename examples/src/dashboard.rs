@@ -50,8 +50,10 @@ pub struct View<'a> {
     pub mode: Mode,
     /// Whether the cluster monitor was started (it starts on the first controlled request).
     pub monitor_started: bool,
-    /// Items the crawler processed, and tasks waiting at the gate now.
+    /// Units of work the crawler did.
     pub crawled: u64,
+    /// Documents the crawler indexed into the cluster (`None` single-box).
+    pub indexed: Option<u64>,
     /// Tasks waiting at the adaptive gate now.
     pub waiting: u32,
     /// Settings shown in the table: key and value (secrets already hidden).
@@ -509,11 +511,14 @@ pub fn page(view: &View<'_>) -> String {
     let _ = write!(
         html,
         "<h2>This machine and the crawler</h2>\n{chart}<p class=\"legend\">{local}{paused}</p>\n\
-         <p id=\"crawler\">Crawler: {crawled} items processed, {waiting} task(s) waiting at the gate.</p>\n",
+         <p id=\"crawler\">Crawler: {crawled} units of work{indexed}, {waiting} task(s) waiting at the gate.</p>\n",
         chart = local_chart(view),
         local = swatch("local", "CPU"),
         paused = swatch("paused", "background work paused"),
         crawled = view.crawled,
+        indexed = view
+            .indexed
+            .map_or_else(String::new, |n| format!(", {n} documents indexed")),
         waiting = view.waiting,
     );
     html.push_str("<h2>Settings</h2>\n<table id=\"settings\">\n");

@@ -84,6 +84,7 @@ fn view<'a>(
         mode: Mode::Enforce,
         monitor_started: true,
         crawled: 1234,
+        indexed: Some(12_340),
         waiting: 2,
         settings: vec![("web.load.control", "70".to_owned())],
         last_error: None,
@@ -252,6 +253,7 @@ fn the_page_escapes_what_it_did_not_write_and_loads_nothing() {
     assert!(!page.contains("<img"));
     assert!(!page.contains("http-equiv=\"refresh\" content=\"0\""));
     assert!(page.contains("<meta http-equiv=\"refresh\" content=\"2\">"));
+    assert!(page.contains("1234 units of work, 12340 documents indexed, 2 task(s) waiting"));
     // Links to the other admin pages only; nothing to fetch.
     assert!(!page.contains(" src=\""), "{page}");
     assert!(!page.contains("href=\"http"), "{page}");
