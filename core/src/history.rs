@@ -6,11 +6,16 @@
 //! - [`LocalHistory`] keeps, per local sample, the CPU and whether background work may
 //!   proceed ([`LocalPoint`]).
 //!
-//! Both are written on the monitor side only, through [`Recorded`] (a [`Sink`] that records
-//! after the sink it wraps): requests never touch them. They hold `N` points in place
-//! (a [`heapless::HistoryBuf`]), never allocate, and hand out a copy ([`Timeline`]) under a
-//! short critical section. The default, [`HISTORY_LEN`], is 5 minutes at the default
-//! 1-second interval; a point is 24 bytes.
+//! Both are written on the monitor side, through [`Recorded`] (a [`Sink`] that records
+//! after the sink it wraps; `record` is public for loops of your own): requests never
+//! touch them. They hold `N` points in place (a [`heapless::HistoryBuf`]), never allocate,
+//! and hand out a copy ([`Timeline`], `N` × 24 bytes on the caller's stack: 7.2 KB at the
+//! default [`HISTORY_LEN`], 5 minutes at the default 1-second interval).
+//!
+//! The lock is embassy-sync's `CriticalSectionRawMutex`: on an OS, one process-wide lock
+//! (critical-section's `std` implementation) that the monitors and the gate also take for
+//! moments; on a microcontroller, interrupts off. A copy holds it for one `memcpy` of the
+//! points; nothing formats or waits under it.
 //!
 //! ```
 //! use load_core::history::{ClusterHistory, Recorded};
@@ -215,14 +220,16 @@ impl<const N: usize> Default for ClusterHistory<N> {
 
 impl<const N: usize> fmt::Debug for ClusterHistory<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.state.lock(|state| {
+        // Copied out first: the formatter may block (a full pipe), the lock must not.
+        let (points, last_error) = self.state.lock(|state| {
             let state = state.borrow();
-            f.debug_struct("ClusterHistory")
-                .field("points", &state.points.len())
-                .field("capacity", &N)
-                .field("last_error", &state.last_error)
-                .finish()
-        })
+            (state.points.len(), state.last_error)
+        });
+        f.debug_struct("ClusterHistory")
+            .field("points", &points)
+            .field("capacity", &N)
+            .field("last_error", &last_error)
+            .finish()
     }
 }
 
@@ -287,12 +294,11 @@ impl<const N: usize> Default for LocalHistory<N> {
 
 impl<const N: usize> fmt::Debug for LocalHistory<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.points.lock(|points| {
-            f.debug_struct("LocalHistory")
-                .field("points", &points.borrow().len())
-                .field("capacity", &N)
-                .finish()
-        })
+        let points = self.points.lock(|points| points.borrow().len());
+        f.debug_struct("LocalHistory")
+            .field("points", &points)
+            .field("capacity", &N)
+            .finish()
     }
 }
 

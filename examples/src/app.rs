@@ -8,7 +8,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::future::Either;
 use http_body_util::Full;
-use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderName, HeaderValue};
+use hyper::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER,
+};
 use hyper::{Request, Response, StatusCode};
 use load_smol::monitor::Stop;
 use load_smol::rt::{Adaptive, LoadGuard, Runtime};
@@ -134,12 +136,13 @@ impl<R: Runtime + Default> App<R> {
             }
             _ => None,
         };
-        let mut app = Self::build(config, cluster, background);
-        if let Some(app) = Arc::get_mut(&mut app) {
-            app.search = search;
-            app.corpus = Corpus::new(options.corpus);
-        }
-        Ok(app)
+        Ok(Self::build(
+            config,
+            cluster,
+            background,
+            search,
+            Corpus::new(options.corpus),
+        ))
     }
 
     /// The application with explicit sources (tests use scripted ones).
@@ -150,16 +153,28 @@ impl<R: Runtime + Default> App<R> {
     ) -> Arc<App<R>> {
         let background =
             Adaptive::with_source_every(config.adaptive_threshold, config.monitor_interval, local);
-        Self::build(config, cluster, background)
+        Self::build(
+            config,
+            cluster,
+            background,
+            None,
+            Corpus::new(DEFAULT_DOCUMENTS),
+        )
     }
 
-    fn build(config: Config, cluster: ClusterSource, background: Adaptive<R>) -> Arc<App<R>> {
+    fn build(
+        config: Config,
+        cluster: ClusterSource,
+        background: Adaptive<R>,
+        search: Option<Search>,
+        corpus: Corpus,
+    ) -> Arc<App<R>> {
         Arc::new(App {
             guard: LoadGuard::with_source(&config, cluster),
             background,
             config: Mutex::new(config),
-            search: None,
-            corpus: Corpus::new(DEFAULT_DOCUMENTS),
+            search,
+            corpus,
             crawled: AtomicU64::new(0),
             indexed: AtomicU64::new(0),
             index_errors: AtomicU64::new(0),
@@ -413,7 +428,7 @@ impl<R: Runtime + Default> App<R> {
                 } else {
                     "The search engine could not answer this search."
                 };
-                if api {
+                let mut response = if api {
                     json_response(
                         status,
                         &json!({"response": {"status": 1, "message": message}}),
@@ -426,7 +441,13 @@ impl<R: Runtime + Default> App<R> {
                             &format!("{form}\n<p class=\"error\">{message}</p>"),
                         ),
                     )
+                };
+                if status == StatusCode::SERVICE_UNAVAILABLE {
+                    response
+                        .headers_mut()
+                        .insert(RETRY_AFTER, HeaderValue::from(self.config().retry_after));
                 }
+                response
             }
         }
     }
@@ -475,7 +496,7 @@ impl<R: Runtime + Default> App<R> {
                 let mut response = html(StatusCode::OK, &self.dashboard(refresh));
                 // The page is self-contained: no script, no external asset may load.
                 response.headers_mut().insert(
-                    HeaderName::from_static("content-security-policy"),
+                    CONTENT_SECURITY_POLICY,
                     HeaderValue::from_static(
                         "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
                          frame-ancestors 'none'",
@@ -571,6 +592,7 @@ impl<R: Runtime + Default> App<R> {
         let cluster_now = self.guard.clock().now();
         let local_now = self.background.clock().now();
         let stats = self.background.stats();
+        let live = self.guard.stats();
         let mut settings: Vec<(&'static str, String)> = [
             keys::WEB_LOAD_CONTROL,
             keys::API_LOAD_CONTROL,
@@ -626,6 +648,8 @@ impl<R: Runtime + Default> App<R> {
                 smoothing: !matches!(config.smoothing, Smoothing::None),
                 mode: config.mode,
                 monitor_started: self.guard.monitor_started(),
+                rejecting_web: live.rejecting_web,
+                rejecting_api: live.rejecting_api,
                 crawled: self.crawled(),
                 indexed: self.search.as_ref().map(|_| self.indexed()),
                 waiting: stats.waiting,
@@ -707,12 +731,20 @@ fn hits_html(form: &str, hits: &Hits) -> String {
         hits.total, hits.took_ms
     );
     for hit in &hits.hits {
-        out.push_str(&format!(
-            "<li><a href=\"{}\">{}</a><br>{}</li>\n",
-            escape(&hit.url),
-            escape(&hit.title),
-            hit.fragment_html()
-        ));
+        // The address comes from the index: only a web address becomes a link.
+        let web = hit.url.split_once(':').is_some_and(|(scheme, _)| {
+            scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+        });
+        let title = if web {
+            format!(
+                "<a href=\"{}\">{}</a>",
+                escape(&hit.url),
+                escape(&hit.title)
+            )
+        } else {
+            escape(&hit.title)
+        };
+        out.push_str(&format!("<li>{title}<br>{}</li>\n", hit.fragment_html()));
     }
     out.push_str("</ol>");
     out
@@ -749,11 +781,20 @@ fn respond(status: StatusCode, content_type: &'static str, body: Bytes) -> Respo
 }
 
 fn html(status: StatusCode, body: &str) -> Response<Full<Bytes>> {
-    respond(
+    let mut response = respond(
         status,
         "text/html;charset=UTF-8",
         Bytes::copy_from_slice(body.as_bytes()),
-    )
+    );
+    // The pages run no script and load only this server's style sheet.
+    response.headers_mut().insert(
+        CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; \
+             frame-ancestors 'none'",
+        ),
+    );
+    response
 }
 
 fn json_response(status: StatusCode, value: &serde_json::Value) -> Response<Full<Bytes>> {

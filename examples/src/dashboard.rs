@@ -50,6 +50,10 @@ pub struct View<'a> {
     pub mode: Mode,
     /// Whether the cluster monitor was started (it starts on the first controlled request).
     pub monitor_started: bool,
+    /// Whether web requests are being rejected now (the live state, for the badges).
+    pub rejecting_web: bool,
+    /// Whether API requests are being rejected now.
+    pub rejecting_api: bool,
     /// Units of work the crawler did.
     pub crawled: u64,
     /// Documents the crawler indexed into the cluster (`None` single-box).
@@ -76,6 +80,11 @@ pub fn time_x(at: Instant, now: Instant, window: Duration) -> f64 {
     let age = now.saturating_duration_since(at).as_secs_f64();
     let span = window.as_secs_f64().max(1.0);
     LEFT + PLOT_W * (1.0 - (age / span).min(1.0))
+}
+
+/// Whether `at` lies within the chart's window ending at `now`.
+fn in_window(at: Instant, now: Instant, window: Duration) -> bool {
+    now.saturating_duration_since(at) <= window
 }
 
 /// A path through `(x, value)` pairs: `M` at the start and after each gap (`None`).
@@ -119,7 +128,10 @@ fn spans<T: Copy>(
         match (on(point), start) {
             (true, None) => start = Some(x),
             (false, Some(from)) => {
-                out.push((from, x));
+                // A period that ended before the window has nothing to show.
+                if x > LEFT {
+                    out.push((from, x));
+                }
                 start = None;
             }
             _ => {}
@@ -188,12 +200,12 @@ fn percent_axis(svg: &mut String) {
     }
 }
 
-/// A threshold line, drawn only when the threshold can be reached (1 to 99).
-fn threshold_line(svg: &mut String, class: &str, label: &str, threshold: i32) {
-    if !(1..100).contains(&threshold) {
+/// A threshold line at `threshold` % (clamped to the chart), when it acts.
+fn threshold_line(svg: &mut String, class: &str, label: &str, threshold: i32, acts: bool) {
+    if !acts {
         return;
     }
-    let y = cpu_y(f64::from(threshold));
+    let y = cpu_y(f64::from(threshold.clamp(0, 100)));
     let _ = writeln!(
         svg,
         "<line class=\"threshold {class}\" data-percent=\"{threshold}\" x1=\"{LEFT}\" \
@@ -201,8 +213,18 @@ fn threshold_line(svg: &mut String, class: &str, label: &str, threshold: i32) {
          <text class=\"label {class}\" x=\"{tx}\" y=\"{ty:.1}\">{label} {threshold}%</text>",
         right = LEFT + PLOT_W,
         tx = LEFT + 4.0,
-        ty = y - 4.0,
+        ty = (y - 4.0).max(TOP + 12.0),
     );
+}
+
+/// Whether a web or API threshold acts: below 100 (at 0 or less it rejects everything).
+fn http_threshold_acts(threshold: i32) -> bool {
+    threshold < 100
+}
+
+/// Whether the adaptive threshold acts: above 0 (at 100 work waits at 100 % CPU).
+fn adaptive_threshold_acts(threshold: i32) -> bool {
+    threshold > 0
 }
 
 fn shade(svg: &mut String, class: &str, title: &str, spans: &[(f64, f64)]) {
@@ -242,16 +264,32 @@ pub fn cluster_chart(view: &View<'_>) -> String {
     );
     percent_axis(&mut svg);
     time_axis(&mut svg, window);
-    threshold_line(&mut svg, "web", "web", view.web_threshold);
-    threshold_line(&mut svg, "api", "API", view.api_threshold);
+    threshold_line(
+        &mut svg,
+        "web",
+        "web",
+        view.web_threshold,
+        http_threshold_acts(view.web_threshold),
+    );
+    threshold_line(
+        &mut svg,
+        "api",
+        "API",
+        view.api_threshold,
+        http_threshold_acts(view.api_threshold),
+    );
     let x = |p: &ClusterPoint| time_x(p.at, now, window);
-    let raw = path(points.iter().map(|p| (x(p), percent(p.raw).map(cpu_y))));
+    let shown: Vec<&ClusterPoint> = points
+        .iter()
+        .filter(|p| in_window(p.at, now, window))
+        .collect();
+    let raw = path(shown.iter().map(|p| (x(p), percent(p.raw).map(cpu_y))));
     let _ = writeln!(svg, "<path class=\"series raw\" d=\"{raw}\"/>");
     if view.smoothing {
-        let smoothed = path(points.iter().map(|p| (x(p), percent(p.cpu).map(cpu_y))));
+        let smoothed = path(shown.iter().map(|p| (x(p), percent(p.cpu).map(cpu_y))));
         let _ = writeln!(svg, "<path class=\"series smoothed\" d=\"{smoothed}\"/>");
     }
-    for point in points.iter().filter(|p| p.failed) {
+    for point in shown.iter().filter(|p| p.failed) {
         let _ = writeln!(
             svg,
             "<line class=\"failed\" x1=\"{x:.1}\" y1=\"{y0:.1}\" x2=\"{x:.1}\" y2=\"{y1:.1}\">\
@@ -265,11 +303,18 @@ pub fn cluster_chart(view: &View<'_>) -> String {
     svg
 }
 
-/// The smallest of 1, 2, 5 × 10^k at or above `value` (at least 1).
+/// The smallest of 1, 2, 5 × 10^k at or above `value` (at least 1; 1 for NaN and the
+/// infinities; past 10^15, `value` rounded up).
 #[must_use]
 pub fn nice_ceiling(value: f64) -> f64 {
+    if !value.is_finite() || value <= 1.0 {
+        return 1.0;
+    }
     let mut scale = 1.0;
     loop {
+        if scale > 1e15 {
+            return value.ceil();
+        }
         for step in [1.0, 2.0, 5.0] {
             if value <= step * scale {
                 return step * scale;
@@ -287,6 +332,7 @@ pub fn rejections_chart(view: &View<'_>) -> String {
     // A rate for each point after the first: its count over the time since the previous.
     let rates: Vec<(Instant, f64, f64)> = points
         .windows(2)
+        .filter(|pair| in_window(pair[1].at, now, window))
         .map(|pair| {
             let seconds = pair[1]
                 .at
@@ -346,10 +392,17 @@ pub fn local_chart(view: &View<'_>) -> String {
     );
     percent_axis(&mut svg);
     time_axis(&mut svg, window);
-    threshold_line(&mut svg, "adaptive", "adaptive", view.adaptive_threshold);
+    threshold_line(
+        &mut svg,
+        "adaptive",
+        "adaptive",
+        view.adaptive_threshold,
+        adaptive_threshold_acts(view.adaptive_threshold),
+    );
     let data = path(
         points
             .iter()
+            .filter(|p| in_window(p.at, now, window))
             .map(|p| (time_x(p.at, now, window), percent(p.cpu).map(cpu_y))),
     );
     let _ = writeln!(svg, "<path class=\"series local\" d=\"{data}\"/>");
@@ -375,8 +428,13 @@ pub fn escape(text: &str) -> String {
 }
 
 fn state(rejecting: bool, threshold: i32) -> (&'static str, String) {
-    if !(1..100).contains(&threshold) {
+    if !http_threshold_acts(threshold) {
         ("off", "off".to_owned())
+    } else if threshold <= 0 {
+        (
+            "rejecting",
+            format!("rejecting every request (threshold {threshold})"),
+        )
     } else if rejecting {
         ("rejecting", format!("rejecting (≥ {threshold}%)"))
     } else {
@@ -444,11 +502,11 @@ fn swatch(colour: &str, text: &str) -> String {
 #[must_use]
 pub fn page(view: &View<'_>) -> String {
     let latest = view.cluster.latest();
-    let (web_class, web_text) = state(latest.is_some_and(|p| p.rejecting_web), view.web_threshold);
-    let (api_class, api_text) = state(latest.is_some_and(|p| p.rejecting_api), view.api_threshold);
+    let (web_class, web_text) = state(view.rejecting_web, view.web_threshold);
+    let (api_class, api_text) = state(view.rejecting_api, view.api_threshold);
     let local_now = view.local.latest();
     let crawler = match local_now {
-        _ if !(1..=100).contains(&view.adaptive_threshold) => "running (adaptive control off)",
+        _ if !adaptive_threshold_acts(view.adaptive_threshold) => "running (adaptive control off)",
         Some(point) if !point.open => "paused",
         _ => "running",
     };

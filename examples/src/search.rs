@@ -40,12 +40,16 @@ pub enum SearchError {
 }
 
 impl SearchError {
-    /// The status the front end answers with: 503 when the cluster is out of reach, 502
-    /// when it answered wrongly.
+    /// The status the front end answers with: 503 when the cluster is out of reach or
+    /// says it is busy (429, 503), 502 when it answered wrongly.
     #[must_use]
     pub fn http_status(&self) -> u16 {
         match self {
-            SearchError::Unavailable(_) => 503,
+            // The cluster's own overload answers: come back later.
+            SearchError::Unavailable(_)
+            | SearchError::Status {
+                status: 429 | 503, ..
+            } => 503,
             SearchError::Status { .. } | SearchError::Unreadable(_) => 502,
         }
     }

@@ -83,6 +83,8 @@ fn view<'a>(
         smoothing: false,
         mode: Mode::Enforce,
         monitor_started: true,
+        rejecting_web: false,
+        rejecting_api: false,
         crawled: 1234,
         indexed: Some(12_340),
         waiting: 2,
@@ -228,12 +230,108 @@ fn smoothing_adds_the_line_that_decides() {
 fn thresholds_that_cannot_be_reached_draw_no_line() {
     let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
     let mut view = view(&cluster, &local);
+    // 100 and above: web and API control off; 0 and below: the adaptive gate off.
     view.web_threshold = 100;
-    view.api_threshold = 0;
-    view.adaptive_threshold = -1;
+    view.api_threshold = 120;
+    view.adaptive_threshold = 0;
     let page = dashboard::page(&view);
     assert!(!page.contains("class=\"threshold"), "{page}");
     assert!(page.contains("Web: off"), "{page}");
+    assert!(page.contains("API: off"), "{page}");
+}
+
+/// A web or API threshold of 0 or below rejects every request (Fess's rule), and an
+/// adaptive threshold of 100 still pauses work at 100 %: the page must say so, not "off".
+#[test]
+fn thresholds_at_the_edges_are_drawn_as_they_act() {
+    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
+    let mut view = view(&cluster, &local);
+    view.web_threshold = 0;
+    view.api_threshold = -5;
+    view.adaptive_threshold = 100;
+    view.rejecting_web = true;
+    view.rejecting_api = true;
+    let page = dashboard::page(&view);
+    assert!(page.contains("Web: rejecting every request"), "{page}");
+    assert!(page.contains("API: rejecting every request"), "{page}");
+    let svg = dashboard::cluster_chart(&view);
+    assert_eq!(attributes(&svg, "threshold web", "y1"), ["168.0"], "at 0 %");
+    assert_eq!(attributes(&svg, "threshold api", "y1"), ["168.0"], "at 0 %");
+    let svg = dashboard::local_chart(&view);
+    assert_eq!(
+        attributes(&svg, "threshold adaptive", "y1"),
+        ["8.0"],
+        "at 100 %"
+    );
+}
+
+/// The badges say what load control does now, not what the last poll recorded: before the
+/// first poll, with `load.control.failure.policy=closed`, every request is rejected.
+#[test]
+fn the_badges_follow_the_live_state() {
+    let empty = ClusterHistory::new().snapshot();
+    let local = local_history().snapshot();
+    let mut view = view(&empty, &local);
+    view.rejecting_web = true;
+    let page = dashboard::page(&view);
+    assert!(page.contains("Web: rejecting (≥ 70%)"), "{page}");
+    assert!(page.contains("API: admitting (< 90%)"), "{page}");
+}
+
+/// Points older than the window (a monitor that fell behind: 300 polls over more than 5
+/// minutes) are left out, not piled up at the left edge.
+#[test]
+fn points_before_the_window_are_left_out() {
+    let control = LoadControl::new(70, 90);
+    let history: ClusterHistory = ClusterHistory::new();
+    let sink = Recorded::new(&control, &history);
+    for (second, cpu) in [(1, 95), (2, 95), (3, 20), (50, 95), (55, 30), (58, 40)] {
+        sink.on_sample(
+            Instant::from_secs(second),
+            &CpuSample::local(CpuPercent::new(cpu)),
+        );
+    }
+    let (cluster, local) = (history.snapshot(), local_history().snapshot());
+    let mut view = view(&cluster, &local);
+    view.cluster_now = Instant::from_secs(60);
+    // The window is 20 s: only the points at 50, 55 and 58 s are in it.
+    let svg = dashboard::cluster_chart(&view);
+    assert_eq!(
+        attributes(&svg, "series raw", "d"),
+        ["M356.0 16.0 L506.0 120.0 L596.0 104.0"]
+    );
+    // The rejecting period at 1 to 3 s is gone; the one from 50 s to 55 s stays.
+    assert_eq!(attributes(&svg, "shade web", "x"), ["356.0"]);
+    assert_eq!(attributes(&svg, "shade web", "width"), ["150.0"]);
+}
+
+/// A rejecting period that began before the window and goes on is shaded from the left
+/// edge.
+#[test]
+fn a_period_that_began_before_the_window_starts_at_its_edge() {
+    let control = LoadControl::new(70, 90);
+    let history: ClusterHistory = ClusterHistory::new();
+    let sink = Recorded::new(&control, &history);
+    for second in [1, 30, 59] {
+        sink.on_sample(
+            Instant::from_secs(second),
+            &CpuSample::local(CpuPercent::new(95)),
+        );
+    }
+    let (cluster, local) = (history.snapshot(), local_history().snapshot());
+    let mut view = view(&cluster, &local);
+    view.cluster_now = Instant::from_secs(60);
+    let svg = dashboard::cluster_chart(&view);
+    assert_eq!(attributes(&svg, "shade web", "x"), ["56.0"]);
+    assert_eq!(attributes(&svg, "shade web", "width"), ["600.0"]);
+}
+
+#[test]
+fn nice_ceilings_of_odd_values_end() {
+    for value in [f64::NAN, f64::INFINITY, -1.0, f64::MAX] {
+        let ceiling = dashboard::nice_ceiling(value);
+        assert!(ceiling.is_finite() && ceiling >= 1.0, "{value}: {ceiling}");
+    }
 }
 
 #[test]

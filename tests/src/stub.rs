@@ -353,6 +353,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
         else {
             return;
         };
+        let head_only = method == "HEAD";
         let reply = {
             let mut script = shared
                 .script
@@ -373,7 +374,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
         let Some(reply) = reply else { return };
         let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
-        let keep_open = answer(&mut writer, reader.get_ref(), &reply, shared);
+        let keep_open = answer(&mut writer, reader.get_ref(), &reply, shared, head_only);
         shared.in_flight.fetch_sub(1, Ordering::SeqCst);
         if !keep_open || close {
             let _ = writer.shutdown(Shutdown::Both);
@@ -488,7 +489,13 @@ fn pause(stream: &TcpStream, duration: Duration, shared: &Shared) -> bool {
 }
 
 /// Sends one reply; whether the connection may stay open.
-fn answer(writer: &mut TcpStream, stream: &TcpStream, reply: &Reply, shared: &Shared) -> bool {
+fn answer(
+    writer: &mut TcpStream,
+    stream: &TcpStream,
+    reply: &Reply,
+    shared: &Shared,
+    head_only: bool,
+) -> bool {
     if !reply.delay.is_zero() && !pause(stream, reply.delay, shared) {
         return false;
     }
@@ -502,6 +509,10 @@ fn answer(writer: &mut TcpStream, stream: &TcpStream, reply: &Reply, shared: &Sh
     head.push_str(&format!("content-length: {}\r\n\r\n", reply.body.len()));
     if writer.write_all(head.as_bytes()).is_err() {
         return false;
+    }
+    if head_only {
+        // An answer to HEAD has the length of the body it would have, and no body.
+        return writer.flush().is_ok();
     }
     if let Some(cut) = reply.cut {
         let _ = writer.write_all(&reply.body[..cut.min(reply.body.len())]);

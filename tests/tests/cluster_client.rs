@@ -136,3 +136,45 @@ fn posts_do_not_stall_on_nagle_and_delayed_acks() {
     assert_eq!(stub.connections(), 1, "one kept-alive connection");
     assert!(took < Duration::from_millis(400), "20 POSTs took {took:?}");
 }
+
+/// A path is always a path on the cluster's own address: one that looks like a URL of its
+/// own (`https://…`, `\\host`, `//host`) must not send the request, and with it the
+/// `Authorization` header, anywhere else; nor may `..` climb out of an address's path
+/// prefix (a cluster behind a proxy at `/search-engine/`).
+#[test]
+fn a_path_never_leaves_the_clusters_address() {
+    let cluster = Stub::start(Reply::json(200, "{}"));
+    let elsewhere = Stub::start(Reply::json(200, "{}"));
+    let other = elsewhere.url().trim_start_matches("http://").to_owned();
+    let options = OpenSearchOptions::new().credentials("admin", "Hunter2-pw");
+    let client = ClusterClient::cluster(&urls(&cluster.url()), &options).expect("client");
+    for path in [
+        format!("/http://{other}/x"),
+        format!("/\\\\{other}/x"),
+        format!("//{other}/x"),
+        format!("/\\/{other}/x"),
+    ] {
+        let outcome = smol::block_on(client.request(HttpMethod::Get, &path, None));
+        if let Ok(answer) = &outcome {
+            assert_eq!(answer.endpoint, 0, "{path}");
+        }
+        assert_eq!(elsewhere.requests(), 0, "{path} reached another address");
+    }
+    // Every request that was sent went to the cluster.
+    assert!(cluster.requests() <= 4);
+
+    let prefixed = ClusterClient::cluster(
+        &urls(&format!("{}/search-engine/", cluster.url())),
+        &OpenSearchOptions::new(),
+    )
+    .expect("client");
+    let before = cluster.requests();
+    let outcome = smol::block_on(prefixed.request(HttpMethod::Get, "/../admin", None));
+    assert!(outcome.is_err(), "{outcome:?}");
+    assert_eq!(cluster.requests(), before, "nothing sent");
+    smol::block_on(prefixed.request(HttpMethod::Get, "/docs/_search", None)).expect("answer");
+    assert_eq!(
+        cluster.seen().last().map(|s| s.target.clone()).as_deref(),
+        Some("/search-engine/docs/_search")
+    );
+}

@@ -133,3 +133,48 @@ fn hits_from_the_cluster_are_shown_escaped() {
         })
     }));
 }
+
+/// A document's address comes from the index, which others may write: only an `http` or
+/// `https` address becomes a link (a `javascript:` one would run in the visitor's page),
+/// and search pages forbid scripts.
+#[test]
+fn only_web_addresses_become_links() {
+    let stub = Stub::start(Reply::cpu(&[10]));
+    let server = serve(&stub.url());
+    stub.set(Reply::json(
+        200,
+        r#"{"took":1,"hits":{"total":{"value":2,"relation":"eq"},"hits":[
+            {"_id":"1","_score":1.0,"_source":{"title":"bad","url":"javascript:alert(document.cookie)"}},
+            {"_id":"2","_score":1.0,"_source":{"title":"good","url":"https://docs.example/2.html"}}]}}"#,
+    ));
+    let answer = load_tests::raw_get(server.addr(), "/search?q=kalo");
+    let page = answer.text();
+    assert_eq!(answer.status, 200, "{page}");
+    assert!(!page.contains("href=\"javascript"), "{page}");
+    assert!(
+        page.contains("href=\"https://docs.example/2.html\""),
+        "{page}"
+    );
+    let policy = answer
+        .header("content-security-policy")
+        .unwrap_or_default()
+        .to_owned();
+    assert!(policy.contains("script-src 'none'"), "{policy:?}");
+}
+
+/// The cluster's own overload answers (429, 503) are passed on as 503 with
+/// `Retry-After`: the visitor should come back, not report a broken search engine.
+#[test]
+fn a_busy_cluster_is_a_503_with_retry_after() {
+    let stub = Stub::start(Reply::cpu(&[10]));
+    let server = serve(&stub.url());
+    for status in [429, 503] {
+        stub.set(Reply::json(
+            status,
+            r#"{"error":{"type":"rejected_execution_exception","reason":"queue full"},"status":429}"#,
+        ));
+        let answer = load_tests::raw_get(server.addr(), "/api/v1/documents?q=kalo");
+        assert_eq!(answer.status, 503, "{status}: {}", answer.text());
+        assert!(answer.header("retry-after").is_some(), "{status}");
+    }
+}

@@ -482,7 +482,9 @@ impl ClusterResponse {
 /// # Ok(()) }
 /// ```
 pub struct ClusterClient {
-    client: std::sync::Mutex<surf::Client>,
+    /// The pool, and how many times it was replaced: requests that fail together on one
+    /// pool replace it once, not once each.
+    client: std::sync::Mutex<(u64, surf::Client)>,
     config: surf::Config,
     endpoints: Vec<Endpoint>,
     current: AtomicUsize,
@@ -525,7 +527,7 @@ impl ClusterClient {
             .collect::<Result<Vec<_>, _>>()?;
         let config = surf_config(options, per_host.max(1))?;
         Ok(ClusterClient {
-            client: std::sync::Mutex::new(client(&config)),
+            client: std::sync::Mutex::new((0, client(&config))),
             config,
             endpoints,
             current: AtomicUsize::new(0),
@@ -552,11 +554,14 @@ impl ClusterClient {
 
     /// Sends `method path` with `json` as an `application/json` body (OpenSearch takes
     /// `_bulk`'s newline-delimited JSON under that type too), bounded by the timeout.
-    /// `path` starts with `/` and may carry a query.
+    /// `path` starts with `/`, may carry a query, and is taken below the address's own
+    /// path; one that would leave the address (another host, `..` above its path, a
+    /// backslash) is refused before anything is sent.
     ///
     /// # Errors
     ///
-    /// The request could not be sent or no whole answer came in time
+    /// [`SourceErrorKind::Other`] for a path that would leave the address. The request
+    /// could not be sent or no whole answer came in time
     /// ([`SourceErrorKind::Connect`], [`SourceErrorKind::Io`], [`SourceErrorKind::Timeout`]),
     /// or its body is over the cap ([`SourceErrorKind::Body`]); each names the address
     /// without credentials. Any status is an answer.
@@ -568,13 +573,16 @@ impl ClusterClient {
     ) -> Result<ClusterResponse, SourceError> {
         let index = self.current.load(Ordering::Relaxed) % self.endpoints.len();
         let endpoint = &self.endpoints[index];
-        let pooled = self
+        // A refused path is the caller's mistake, not the node's: nothing is sent and the
+        // pool stays.
+        let url = url_on(&endpoint.base, path).map_err(|e| e.at(&endpoint.shown))?;
+        let (generation, pooled) = self
             .client
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
         let outcome = {
-            let exchange = std::pin::pin!(self.exchange(&pooled, endpoint, method, path, json));
+            let exchange = std::pin::pin!(self.exchange(&pooled, endpoint, method, url, json));
             let timer = std::pin::pin!(crate::Sleep::sleep(&IoTimer, self.timeout));
             match select(exchange, timer).await {
                 Either::Left((outcome, _)) => outcome,
@@ -591,17 +599,17 @@ impl ClusterClient {
                 endpoint: index,
             }),
             Err(error) => {
-                // A pooled connection may be half-read: drop the pool, move on.
-                *self
+                // A pooled connection may be half-read: drop the pool and move on to the
+                // next address, once for all the requests that failed on this pool.
+                let mut current = self
                     .client
                     .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = client(&self.config);
-                let _ = self.current.compare_exchange(
-                    index,
-                    (index + 1) % self.endpoints.len(),
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                );
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if current.0 == generation {
+                    *current = (generation + 1, client(&self.config));
+                    self.current
+                        .store((index + 1) % self.endpoints.len(), Ordering::Relaxed);
+                }
                 Err(error.at(&endpoint.shown))
             }
         }
@@ -612,13 +620,9 @@ impl ClusterClient {
         client: &surf::Client,
         endpoint: &Endpoint,
         method: HttpMethod,
-        path: &str,
+        url: surf::Url,
         json: Option<&[u8]>,
     ) -> Result<(u16, Vec<u8>), SourceError> {
-        let url = endpoint
-            .base
-            .join(path.trim_start_matches('/'))
-            .map_err(|e| SourceError::new(SourceErrorKind::Other, &format!("{path}: {e}")))?;
         let method = match method {
             HttpMethod::Get => surf::http::Method::Get,
             HttpMethod::Head => surf::http::Method::Head,
@@ -661,6 +665,26 @@ impl ClusterClient {
     pub fn endpoints(&self) -> usize {
         self.endpoints.len()
     }
+}
+
+/// `path` on the address `base`, refused when it would leave it: another host (a path that
+/// parses as a URL of its own, `\\host`), or above `base`'s own path (`..`). The request,
+/// and its `Authorization` header, only ever go to the cluster.
+fn url_on(base: &surf::Url, path: &str) -> Result<surf::Url, SourceError> {
+    let refuse =
+        |why: &str| SourceError::new(SourceErrorKind::Other, &format!("the path {path:?} {why}"));
+    if !path.starts_with('/') {
+        return Err(refuse("does not start with '/'"));
+    }
+    if path.contains('\\') {
+        return Err(refuse("has a backslash"));
+    }
+    let url = surf::Url::parse(&format!("{}{path}", base.as_str().trim_end_matches('/')))
+        .map_err(|e| refuse(&format!("is not a path: {e}")))?;
+    if url.origin() != base.origin() || !url.path().starts_with(base.path()) {
+        return Err(refuse("leaves the cluster's address"));
+    }
+    Ok(url)
 }
 
 impl fmt::Debug for ClusterClient {
