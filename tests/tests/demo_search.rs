@@ -15,7 +15,12 @@ use serde_json::Value;
 fn serve(url: &str) -> RunningServer {
     let dir = std::env::temp_dir().join(format!("load-demo-search-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    let path: PathBuf = dir.join(format!("{}.properties", url.len()));
+    // One file per cluster address: the tests run in parallel.
+    let name: String = url
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let path: PathBuf = dir.join(format!("{name}.properties"));
     std::fs::write(
         &path,
         format!("web.load.control=80\nadaptive.load.control=0\nsearch_engine.http.url={url}\n"),
