@@ -104,6 +104,57 @@ pub fn serde_json_max(body: &[u8]) -> Option<i64> {
     Some(max)
 }
 
+/// Starts `search-server` (`binary`) on an ephemeral loopback port with `--config config`
+/// and `args`, logging warnings to this process's stderr, and reads its address from the
+/// first line it prints.
+///
+/// # Errors
+///
+/// The binary cannot start, or its first line is not `listening on http://ADDR`.
+pub fn spawn_search_server(
+    binary: &str,
+    config: &std::path::Path,
+    args: &[&str],
+) -> Result<(std::process::Child, std::net::SocketAddr), String> {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(binary)
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start {binary}: {e}"))?;
+    let mut line = String::new();
+    let read = child
+        .stdout
+        .take()
+        .ok_or_else(|| "no stdout".to_owned())
+        .and_then(|out| {
+            std::io::BufReader::new(out)
+                .read_line(&mut line)
+                .map_err(|e| e.to_string())
+        });
+    let addr = read.and_then(|_| {
+        line.trim()
+            .strip_prefix("listening on http://")
+            .and_then(|a| a.parse().ok())
+            .ok_or_else(|| format!("unexpected first line: {line:?}"))
+    });
+    match addr {
+        Ok(addr) => Ok((child, addr)),
+        Err(error) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(error)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,20 @@ pub mod stub;
 
 pub use stub::{Reply, Stub};
 
+/// `http://127.0.0.1:PORT` of a loopback port with nothing listening: connecting to it is
+/// refused at once.
+///
+/// # Panics
+///
+/// When no loopback port can be bound.
+#[must_use]
+pub fn dead_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    drop(listener);
+    format!("http://{addr}")
+}
+
 /// Polls `condition` every 10 ms until it holds or `timeout` passes; whether it held.
 /// For conditions that other threads make true (a server, a monitor).
 pub fn wait_until(timeout: std::time::Duration, mut condition: impl FnMut() -> bool) -> bool {

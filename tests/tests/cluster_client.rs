@@ -2,21 +2,13 @@
 //! what it sends, error statuses as answers, credentials, a dead address, a timeout and a
 //! body over the cap. Its real-cluster use (index, bulk, search) is in `real_cluster.rs`.
 
-use std::net::TcpListener;
 use std::time::Duration;
 
 use load_core::{ClusterClient, ClusterUrls, HttpMethod, OpenSearchOptions, SourceErrorKind};
-use load_tests::{Reply, Stub};
+use load_tests::{Reply, Stub, dead_url};
 
 fn urls(text: &str) -> ClusterUrls {
     ClusterUrls::parse(text).expect("urls")
-}
-
-fn dead_url() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    drop(listener);
-    format!("http://{addr}")
 }
 
 #[test]

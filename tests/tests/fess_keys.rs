@@ -5,7 +5,7 @@
 //!
 //! One test runs the scenarios in turn, because the log capture is global to this binary.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use load_examples::app::{DemoOptions, SearchMode};
 use load_examples::cli::{ConfigFrom, Options};
 use load_examples::server::{RunningServer, start};
 use load_tests::logs;
-use load_tests::{Reply, Stub, wait_until};
+use load_tests::{Reply, Stub, dead_url, wait_until};
 
 const PASSWORD: &str = "Zq-s3cr#t,pw";
 
@@ -73,14 +73,6 @@ fn shows_no_password(server: &RunningServer, answered: &str) {
     for shown in [stats.to_string(), metrics] {
         assert!(!shown.contains("Zq-s3cr"), "{shown}");
     }
-}
-
-/// A loopback port with nothing listening.
-fn dead_url() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    drop(listener);
-    format!("http://{addr}")
 }
 
 #[test]

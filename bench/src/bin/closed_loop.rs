@@ -23,7 +23,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, Command, ExitCode};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -106,25 +106,12 @@ impl Server {
         let config =
             std::env::temp_dir().join(format!("closed-loop-{}.properties", std::process::id()));
         write_config(&config, cluster, Mode::Off)?;
-        let mut child = Command::new(binary)
-            .args(["--listen", "127.0.0.1:0", "--index", INDEX])
-            .args(["--corpus", &CORPUS.to_string(), "--config"])
-            .arg(&config)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("cannot start {binary}: {e}"))?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().ok_or("no stdout")?)
-            .read_line(&mut line)
-            .map_err(|e| e.to_string())?;
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .and_then(|a| a.parse().ok())
-            .ok_or_else(|| format!("unexpected first line: {line:?}"))?;
+        let corpus = CORPUS.to_string();
+        let (child, addr) = load_bench::spawn_search_server(
+            binary,
+            &config,
+            &["--index", INDEX, "--corpus", &corpus],
+        )?;
         Ok(Server {
             child,
             addr,

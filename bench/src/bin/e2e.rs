@@ -13,9 +13,9 @@
 //! With a baseline binary (another build of `search-server`, such as the previous
 //! release), it first compares the two with load control disabled, in alternating rounds.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, Command, ExitCode};
 use std::time::{Duration, Instant};
 
 use load_bench::{filtered_body, full_body};
@@ -56,24 +56,8 @@ fn start_server(binary: &str, stub: &Stub, web: i32, api: i32) -> Result<Server,
     )
     .map_err(|e| e.to_string())?;
     let config = TempFile(path);
-    let mut child = Command::new(binary)
-        .args(["--listen", "127.0.0.1:0", "--search", "builtin", "--config"])
-        .arg(&config.0)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot start {binary}: {e}"))?;
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().ok_or("no stdout")?)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .and_then(|a| a.parse().ok())
-        .ok_or_else(|| format!("unexpected first line: {line:?}"))?;
+    let (child, addr) =
+        load_bench::spawn_search_server(binary, &config.0, &["--search", "builtin"])?;
     Ok(Server {
         child,
         addr,

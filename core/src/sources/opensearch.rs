@@ -213,12 +213,7 @@ impl OpenSearchSource {
     /// [`SourceErrorKind::Other`] when no address is set; else as
     /// [`OpenSearchSource::with_options`].
     pub fn from_config(config: &Config) -> Result<OpenSearchSource, SourceError> {
-        let urls = config.search_engine_url.ok_or_else(|| {
-            SourceError::new(
-                SourceErrorKind::Other,
-                "search_engine.http.url is not set: the cluster's address is needed",
-            )
-        })?;
+        let urls = configured_urls(config)?;
         OpenSearchSource::cluster(&urls, OpenSearchOptions::from_config(config))
     }
 }
@@ -351,6 +346,33 @@ fn surf_config(options: &OpenSearchOptions, per_host: usize) -> Result<surf::Con
         config = config.set_tls_config(Some(Arc::new(connector)));
     }
     Ok(config)
+}
+
+/// `work`, or a [`SourceErrorKind::Timeout`] when it takes longer than `timeout` on `sleep`.
+async fn within<T, Z: crate::Sleep>(
+    sleep: &Z,
+    timeout: Duration,
+    work: impl std::future::Future<Output = Result<T, SourceError>>,
+) -> Result<T, SourceError> {
+    let work = std::pin::pin!(work);
+    let timer = std::pin::pin!(sleep.sleep(timeout));
+    match select(work, timer).await {
+        Either::Left((outcome, _)) => outcome,
+        Either::Right(_) => Err(SourceError::new(
+            SourceErrorKind::Timeout,
+            &format!("no complete answer within {timeout:?}"),
+        )),
+    }
+}
+
+/// `search_engine.http.url`, or the error that says it is needed.
+fn configured_urls(config: &Config) -> Result<ClusterUrls, SourceError> {
+    config.search_engine_url.ok_or_else(|| {
+        SourceError::new(
+            SourceErrorKind::Other,
+            "search_engine.http.url is not set: the cluster's address is needed",
+        )
+    })
 }
 
 fn client(config: &surf::Config) -> surf::Client {
@@ -543,12 +565,7 @@ impl ClusterClient {
     /// [`SourceErrorKind::Other`] when no address is set; else as
     /// [`ClusterClient::cluster`].
     pub fn from_config(config: &Config) -> Result<ClusterClient, SourceError> {
-        let urls = config.search_engine_url.ok_or_else(|| {
-            SourceError::new(
-                SourceErrorKind::Other,
-                "search_engine.http.url is not set: the cluster's address is needed",
-            )
-        })?;
+        let urls = configured_urls(config)?;
         ClusterClient::cluster(&urls, &OpenSearchOptions::from_config(config))
     }
 
@@ -581,17 +598,8 @@ impl ClusterClient {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
-        let outcome = {
-            let exchange = std::pin::pin!(self.exchange(&pooled, endpoint, method, url, json));
-            let timer = std::pin::pin!(crate::Sleep::sleep(&IoTimer, self.timeout));
-            match select(exchange, timer).await {
-                Either::Left((outcome, _)) => outcome,
-                Either::Right(_) => Err(SourceError::new(
-                    SourceErrorKind::Timeout,
-                    &format!("no complete answer within {:?}", self.timeout),
-                )),
-            }
-        };
+        let exchange = self.exchange(&pooled, endpoint, method, url, json);
+        let outcome = within(&IoTimer, self.timeout, exchange).await;
         match outcome {
             Ok((status, body)) => Ok(ClusterResponse {
                 status,
@@ -708,17 +716,7 @@ impl<Z: crate::Sleep + Send + Sync> CpuSource for OpenSearchSource<Z> {
     /// frozen node never answers. The next poll after a failure always connects afresh.
     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
         let endpoint = &self.endpoints[self.current];
-        let outcome = {
-            let fetch = std::pin::pin!(self.fetch(endpoint));
-            let timer = std::pin::pin!(self.sleep.sleep(self.timeout));
-            match select(fetch, timer).await {
-                Either::Left((outcome, _)) => outcome,
-                Either::Right(_) => Err(SourceError::new(
-                    SourceErrorKind::Timeout,
-                    &format!("no complete answer within {:?}", self.timeout),
-                )),
-            }
-        };
+        let outcome = within(&self.sleep, self.timeout, self.fetch(endpoint)).await;
         match outcome {
             Ok(sample) => Ok(sample),
             Err(error) => {
