@@ -352,49 +352,24 @@ impl<R: Runtime + Default> App<R> {
         let target = uri.path_and_query().map_or("/", |target| target.as_str());
         // Monitoring must keep working under overload: it is served before load control.
         let routed = if path == "/metrics" {
-            Routed::Ready(self.route(path, query))
+            self.route(path, query)
         } else {
             match self.guard.check(target) {
-                Decision::Allow => self.route_search(path, query),
+                Decision::Allow => self.route(path, query),
                 Decision::Reject(route) => Routed::Ready(self.busy(route)),
             }
         };
         async move {
             match routed {
                 Routed::Ready(response) => response,
-                Routed::Search { api, query } => self.searched(api, &query).await,
+                Routed::Search { search, api, query } => self.searched(search, api, &query).await,
             }
         }
-    }
-
-    /// A search on the cluster when there is one and the route is a search; else the
-    /// answer at once.
-    fn route_search(&self, path: &str, raw_query: &str) -> Routed {
-        if self.search.is_some() {
-            let decoded = segments(path);
-            let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
-            let api = match segments.as_slice() {
-                [] | ["search"] => Some(false),
-                ["api", "v1", "documents"] => Some(true),
-                _ => None,
-            };
-            if let Some(api) = api {
-                let query = form_urlencoded::parse(raw_query.as_bytes())
-                    .find(|(key, _)| key == "q")
-                    .map(|(_, value)| value.into_owned())
-                    .unwrap_or_default();
-                return Routed::Search { api, query };
-            }
-        }
-        Routed::Ready(self.route(path, raw_query))
     }
 
     /// Runs `query` on the cluster and answers with the hits (HTML, or Fess's API JSON when
     /// `api`); an empty query answers at once, a failed search with 502 or 503.
-    async fn searched(&self, api: bool, query: &str) -> Response<Full<Bytes>> {
-        let Some(search) = &self.search else {
-            return self.route(if api { "/api/v1/documents" } else { "/search" }, "");
-        };
+    async fn searched(&self, search: &Search, api: bool, query: &str) -> Response<Full<Bytes>> {
         let form = search_form(query);
         if query.trim().is_empty() {
             return if api {
@@ -470,7 +445,9 @@ impl<R: Runtime + Default> App<R> {
         response
     }
 
-    fn route(&self, path: &str, raw_query: &str) -> Response<Full<Bytes>> {
+    /// The answer to an admitted request: at once, or a search to run on the cluster
+    /// (when there is one).
+    fn route<'a>(&'a self, path: &str, raw_query: &str) -> Routed<'a> {
         let decoded = segments(path);
         let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
         let parameter = |name: &str| {
@@ -479,7 +456,24 @@ impl<R: Runtime + Default> App<R> {
                 .map(|(_, value)| value.into_owned())
         };
         let query = parameter("q").unwrap_or_default();
-        match segments.as_slice() {
+        let response = match (segments.as_slice(), &self.search) {
+            ([] | ["search"], Some(search)) => {
+                return Routed::Search {
+                    search,
+                    api: false,
+                    query,
+                };
+            }
+            (["api", "v1", "documents"], Some(search)) => {
+                return Routed::Search {
+                    search,
+                    api: true,
+                    query,
+                };
+            }
+            (segments, _) => segments,
+        };
+        Routed::Ready(match response {
             [] | ["search"] => html(StatusCode::OK, &search_page(&query)),
             ["api", "v1", "documents"] => json_response(StatusCode::OK, &documents(&query)),
             ["api", ..] => json_response(
@@ -525,7 +519,7 @@ impl<R: Runtime + Default> App<R> {
                     &page("Not found", "<p>No such page.</p>"),
                 ),
             },
-        }
+        })
     }
 
     /// The `/admin/stats` document.
@@ -684,9 +678,13 @@ impl<R: Runtime + Default> App<R> {
 }
 
 /// An answer ready at once, or a search to run on the cluster.
-enum Routed {
+enum Routed<'a> {
     Ready(Response<Full<Bytes>>),
-    Search { api: bool, query: String },
+    Search {
+        search: &'a Search,
+        api: bool,
+        query: String,
+    },
 }
 
 /// Logs failed searches at WARN, at most once every 10 s with the count in between: an

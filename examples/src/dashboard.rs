@@ -188,16 +188,20 @@ fn trim(value: f64) -> String {
 /// Percent ticks on the left: 0, 25, 50, 75, 100.
 fn percent_axis(svg: &mut String) {
     for percent in [0, 25, 50, 75, 100] {
-        let y = cpu_y(f64::from(percent));
-        let _ = writeln!(
-            svg,
-            "<line class=\"grid\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{right}\" y2=\"{y:.1}\"/>\
-             <text class=\"tick\" x=\"{x}\" y=\"{ty:.1}\" text-anchor=\"end\">{percent}%</text>",
-            right = LEFT + PLOT_W,
-            x = LEFT - 6.0,
-            ty = y + 4.0,
-        );
+        grid_row(svg, cpu_y(f64::from(percent)), &format!("{percent}%"));
     }
+}
+
+/// A horizontal grid line at `y`, labelled on the left.
+fn grid_row(svg: &mut String, y: f64, label: &str) {
+    let _ = writeln!(
+        svg,
+        "<line class=\"grid\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{right}\" y2=\"{y:.1}\"/>\
+         <text class=\"tick\" x=\"{x}\" y=\"{ty:.1}\" text-anchor=\"end\">{label}</text>",
+        right = LEFT + PLOT_W,
+        x = LEFT - 6.0,
+        ty = y + 4.0,
+    );
 }
 
 /// A threshold line at `threshold` % (clamped to the chart), when it acts.
@@ -351,15 +355,10 @@ pub fn rejections_chart(view: &View<'_>) -> String {
     let mut svg = String::new();
     open_svg(&mut svg, "rejections", "Rejected requests per second");
     for fraction in [0.0, 0.5, 1.0] {
-        let ty = y(top * fraction);
-        let _ = writeln!(
-            svg,
-            "<line class=\"grid\" x1=\"{LEFT}\" y1=\"{ty:.1}\" x2=\"{right}\" y2=\"{ty:.1}\"/>\
-             <text class=\"tick\" x=\"{x}\" y=\"{label_y:.1}\" text-anchor=\"end\">{label}/s</text>",
-            right = LEFT + PLOT_W,
-            x = LEFT - 6.0,
-            label_y = ty + 4.0,
-            label = trim(top * fraction),
+        grid_row(
+            &mut svg,
+            y(top * fraction),
+            &format!("{}/s", trim(top * fraction)),
         );
     }
     time_axis(&mut svg, window);

@@ -264,24 +264,7 @@ impl<Z> OpenSearchSource<Z> {
                 &describe_error_body(&body, status.canonical_reason()),
             ));
         }
-        if let Some(len) = response.len()
-            && len > self.max_body
-        {
-            return Err(ParseError::TooLarge {
-                len,
-                limit: self.max_body,
-            }
-            .into());
-        }
-        let body = read_capped(&mut response, self.max_body).await?;
-        if body.len() > self.max_body {
-            // Cut off: we stopped reading one byte past the cap.
-            return Err(ParseError::TooLarge {
-                len: body.len(),
-                limit: self.max_body,
-            }
-            .into());
-        }
+        let body = read_body(&mut response, self.max_body).await?;
         let stats =
             parse_node_stats_with(&body, Limits::new(self.max_body, Limits::DEFAULT.max_depth))?;
         Ok(CpuSample::cluster(&stats).from_endpoint(u8::try_from(self.current).unwrap_or(u8::MAX)))
@@ -398,6 +381,25 @@ fn describe_error_body(body: &[u8], fallback: &str) -> String {
         .find(|line| !line.is_empty())
         .unwrap_or(fallback)
         .to_owned()
+}
+
+/// The whole body, or [`ParseError::TooLarge`] when its announced length or the bytes
+/// that came are over `cap` (reading stops one byte past it).
+async fn read_body(response: &mut surf::Response, cap: usize) -> Result<Vec<u8>, SourceError> {
+    if let Some(len) = response.len()
+        && len > cap
+    {
+        return Err(ParseError::TooLarge { len, limit: cap }.into());
+    }
+    let body = read_capped(response, cap).await?;
+    if body.len() > cap {
+        return Err(ParseError::TooLarge {
+            len: body.len(),
+            limit: cap,
+        }
+        .into());
+    }
+    Ok(body)
 }
 
 /// Reads at most `cap + 1` bytes of the body, so that "longer than `cap`" shows without
@@ -657,14 +659,7 @@ impl ClusterClient {
             // bytes that never come.
             return Ok((status, Vec::new()));
         }
-        let body = read_capped(&mut response, self.max_body).await?;
-        if body.len() > self.max_body {
-            return Err(ParseError::TooLarge {
-                len: body.len(),
-                limit: self.max_body,
-            }
-            .into());
-        }
+        let body = read_body(&mut response, self.max_body).await?;
         Ok((status, body))
     }
 
