@@ -32,6 +32,8 @@ if [[ -z "${LOAD_OPENSEARCH_URL:-}" ]]; then
   trap 'tests/opensearch/cluster.sh stop' EXIT
   LOAD_OPENSEARCH_URL="$(LOAD_CLUSTER_SECURE=0 tests/opensearch/cluster.sh start)"
 fi
+# One address and nothing else (a captured colour code or a second line fails here, at once).
+tests/opensearch/cluster.sh check-url "$LOAD_OPENSEARCH_URL"
 
 started=$SECONDS
 mkdir -p "$out"

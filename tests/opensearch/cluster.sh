@@ -6,6 +6,7 @@
 #   tests/opensearch/cluster.sh start         build if needed, start both, wait, print the cluster URL
 #                                             (LOAD_CLUSTER_SECURE=0: the cluster only)
 #   tests/opensearch/cluster.sh url           the cluster's URL
+#   tests/opensearch/cluster.sh check-url URL exit 1, naming the value, unless URL is one cluster URL
 #   tests/opensearch/cluster.sh secure-url    the secured node's URL (https)
 #   tests/opensearch/cluster.sh stop          stop both (SIGTERM, then SIGKILL after 60 s)
 #   tests/opensearch/cluster.sh capture DIR   save the cluster's real responses as fixtures in DIR
@@ -14,6 +15,10 @@
 # 150 MB into ~/.m2); later starts are offline. State lives in $LOAD_CLUSTER_DIR (default:
 # target/opensearch at the root of the checkout), wiped at each start: cluster/ and secure/
 # (with certs/ca.pem and password). Needs Java 17, Maven and openssl.
+#
+# `start` and `url` print exactly one line on stdout, the URL, so that scripts can capture
+# it; everything else (Maven, openssl, progress) goes to stderr
+# (tests/opensearch/stdout_check.sh holds it to that).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -27,8 +32,19 @@ java_opts=(-XX:+UseSerialGC -Dlog4j2.formatMsgNoLookups=true)
 build() {
   if ! (cd "$here" && mvn -B -q -o package >/dev/null 2>&1); then
     echo "building the cluster runner (the first time downloads OpenSearch from Maven Central)" >&2
-    (cd "$here" && mvn -B -q package)
+    # Maven writes ANSI codes to stdout when it downloads, even with -B -q.
+    (cd "$here" && mvn -B -q package) >&2
   fi
+}
+
+# Exit 1 with a message naming the value, unless it is exactly one http(s) URL of a host
+# and port (what `start` prints): no whitespace, no control characters, nothing around it.
+check_url() { # VALUE
+  if [[ "$1" =~ ^https?://[A-Za-z0-9.-]+:[0-9]{1,5}$ ]]; then
+    return 0
+  fi
+  printf 'not a cluster URL: %q (expected http://HOST:PORT, as cluster.sh start prints it)\n' "$1" >&2
+  return 1
 }
 
 running() { # DIR
@@ -84,6 +100,8 @@ secure_ready() {
 }
 
 start() {
+  # Only the URL goes to stdout (fd 3); everything this function runs writes to stderr.
+  exec 3>&1 1>&2
   if running "$cluster" || running "$secure"; then
     echo "already running: $(cat "$cluster/url" 2>/dev/null || echo '(starting)')" >&2
     exit 1
@@ -119,7 +137,10 @@ start() {
   else
     echo "ready in $((SECONDS - started)) s: cluster $(cat "$cluster/url") (no secured node)" >&2
   fi
-  cat "$cluster/url"
+  local url
+  url="$(cat "$cluster/url")"
+  check_url "$url" || { stop; exit 1; }
+  printf '%s\n' "$url" >&3
 }
 
 halt() { # DIR
@@ -158,10 +179,11 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   url) cat "$cluster/url" ;;
+  check-url) check_url "${2-}" ;;
   secure-url) cat "$secure/url" ;;
   capture) capture "${2:?capture needs a directory}" ;;
   *)
-    echo "usage: $0 start|stop|url|secure-url|capture DIR" >&2
+    echo "usage: $0 start|stop|url|check-url URL|secure-url|capture DIR" >&2
     exit 2
     ;;
 esac

@@ -23,6 +23,55 @@ pub fn dead_url() -> String {
     format!("http://{addr}")
 }
 
+/// The variable that names the real cluster for the tests that need one.
+pub const OPENSEARCH_URL_VAR: &str = "LOAD_OPENSEARCH_URL";
+
+/// Checks a real cluster's address as `tests/opensearch/cluster.sh start` prints it: one
+/// `http(s)://host:port` (a trailing `/` is dropped) and nothing else. The error names the
+/// value, escapes shown, so that a captured colour code or a second line is seen at once.
+///
+/// # Errors
+///
+/// A message naming the value and what is wrong with it.
+pub fn check_cluster_url(value: &str) -> Result<&str, String> {
+    let url = value.strip_suffix('/').unwrap_or(value);
+    let parsed = load_core::Url::parse(url).map_err(|e| {
+        format!(
+            "{OPENSEARCH_URL_VAR}={value:?} is not a cluster URL ({e}); expected http://HOST:PORT"
+        )
+    })?;
+    if parsed.credentials().is_some() || url.matches('/').count() != 2 {
+        return Err(format!(
+            "{OPENSEARCH_URL_VAR}={value:?} is not a cluster URL (a path or credentials); \
+             expected http://HOST:PORT"
+        ));
+    }
+    Ok(url)
+}
+
+/// The real cluster's address from [`OPENSEARCH_URL_VAR`], checked once per process with
+/// [`check_cluster_url`].
+///
+/// # Panics
+///
+/// At once, in every test that asks, when the variable is unset or not a cluster URL: a
+/// test must never wait for a cluster at an address that cannot be one.
+#[must_use]
+pub fn opensearch_url() -> &'static str {
+    static CHECKED: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    let checked = CHECKED.get_or_init(|| match std::env::var(OPENSEARCH_URL_VAR) {
+        Ok(value) => check_cluster_url(&value).map(str::to_owned),
+        Err(_) => Err(format!(
+            "{OPENSEARCH_URL_VAR} is not set: start a cluster with tests/opensearch/cluster.sh \
+             start and export {OPENSEARCH_URL_VAR}=$(tests/opensearch/cluster.sh url)"
+        )),
+    });
+    match checked {
+        Ok(url) => url,
+        Err(message) => panic!("{message}"),
+    }
+}
+
 /// Polls `condition` every 10 ms until it holds or `timeout` passes; whether it held.
 /// For conditions that other threads make true (a server, a monitor).
 pub fn wait_until(timeout: std::time::Duration, mut condition: impl FnMut() -> bool) -> bool {
@@ -317,4 +366,38 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
 #[must_use]
 pub fn raw_get(addr: std::net::SocketAddr, target: &str) -> Answer {
     Answer::parse(&raw_exchange(addr, target))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_cluster_url;
+
+    /// Found on a fresh machine: Maven's colour codes in front of the address that
+    /// `cluster.sh start` printed made every real-cluster test wait 120 s, then fail.
+    #[test]
+    fn a_captured_colour_code_is_refused_at_once_and_named() {
+        let error = check_cluster_url("\u{1b}[0m\u{1b}[0mhttp://127.0.0.1:40901").unwrap_err();
+        assert!(
+            error.contains(r#""\u{1b}[0m\u{1b}[0mhttp://127.0.0.1:40901""#),
+            "{error}"
+        );
+        for bad in [
+            "",
+            "http://127.0.0.1:40901\nhttp://127.0.0.1:40902",
+            " http://127.0.0.1:40901",
+            "127.0.0.1:40901",
+            "http://127.0.0.1:40901/prefix",
+            "http://u:p@127.0.0.1:40901",
+        ] {
+            assert!(check_cluster_url(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            check_cluster_url("http://127.0.0.1:40901/"),
+            Ok("http://127.0.0.1:40901")
+        );
+        assert_eq!(
+            check_cluster_url("http://127.0.0.1:40901"),
+            Ok("http://127.0.0.1:40901")
+        );
+    }
 }

@@ -68,14 +68,8 @@ fn state_dir() -> PathBuf {
 }
 
 fn cluster() -> Cluster {
-    let url = std::env::var("LOAD_OPENSEARCH_URL").unwrap_or_else(|_| {
-        panic!(
-            "LOAD_OPENSEARCH_URL is not set: start a cluster with tests/opensearch/cluster.sh \
-             start and export LOAD_OPENSEARCH_URL=$(tests/opensearch/cluster.sh url)"
-        )
-    });
     let cluster = Cluster {
-        url: url.trim().trim_end_matches('/').to_owned(),
+        url: load_tests::opensearch_url().to_owned(),
         dir: state_dir().join("cluster"),
     };
     cluster.wait_for_nodes(3, Duration::from_secs(120));

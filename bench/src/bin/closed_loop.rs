@@ -568,6 +568,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let [binary, cluster, out, rest @ ..] = args else {
         return Err("usage: closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke]".into());
     };
+    let cluster = load_tests::check_cluster_url(cluster)?;
     let smoke = rest.iter().any(|a| a == "--smoke");
     let out = PathBuf::from(out);
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
