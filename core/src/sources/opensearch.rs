@@ -251,9 +251,7 @@ impl<Z> OpenSearchSource<Z> {
         if let Some(authorization) = &endpoint.authorization {
             request = request.header("Authorization", authorization.as_str());
         }
-        let mut response = request
-            .await
-            .map_err(|e| SourceError::new(SourceErrorKind::Connect, &e.to_string()))?;
+        let mut response = request.await.map_err(|e| connect_error(&e))?;
         let status = response.status();
         if !status.is_success() {
             let body = read_capped(&mut response, ERROR_BODY_PREFIX)
@@ -346,6 +344,63 @@ async fn within<T, Z: crate::Sleep>(
             &format!("no complete answer within {timeout:?}"),
         )),
     }
+}
+
+/// A request that got no answer, in this crate's words: what failed (connection refused,
+/// connect timed out, the host name not resolved, TLS, ...) with the operating system's
+/// error or the TLS library's text kept. surf's HTTP/1 client hands its connection pool's
+/// errors over as text only (`An error occured while creating a new object: ...`), so the
+/// text is what is read.
+fn connect_error(error: &surf::Error) -> SourceError {
+    SourceError::new(SourceErrorKind::Connect, &describe_connect(&error.to_string()))
+}
+
+/// See [`connect_error`].
+fn describe_connect(text: &str) -> String {
+    const POOL: [&str; 2] = [
+        "An error occured while creating a new object: ",
+        "An error occurred while creating a new object: ",
+    ];
+    let cause = POOL
+        .iter()
+        .find_map(|prefix| text.strip_prefix(prefix))
+        .unwrap_or(text)
+        .trim();
+    if let Some(code) = os_error(cause) {
+        use std::io::ErrorKind;
+        let what = match std::io::Error::from_raw_os_error(code).kind() {
+            ErrorKind::ConnectionRefused => "connection refused",
+            ErrorKind::TimedOut => "connect timed out",
+            ErrorKind::HostUnreachable => "host unreachable",
+            ErrorKind::NetworkUnreachable => "network unreachable",
+            ErrorKind::ConnectionReset => "connection reset",
+            ErrorKind::ConnectionAborted => "connection aborted",
+            ErrorKind::AddrNotAvailable => "no local address to connect from",
+            ErrorKind::PermissionDenied => "connecting is not permitted",
+            _ => "connect failed",
+        };
+        return format!("{what} (os error {code})");
+    }
+    if cause.starts_with("failed to lookup address") {
+        return format!("host name not resolved ({cause})");
+    }
+    let lower = cause.to_ascii_lowercase();
+    if ["ssl", "tls", "certificate", "handshake"]
+        .iter()
+        .any(|word| lower.contains(word))
+    {
+        return format!("TLS failure: {cause}");
+    }
+    format!("connect failed: {cause}")
+}
+
+/// The `N` of a trailing `(os error N)`.
+fn os_error(text: &str) -> Option<i32> {
+    let start = text.rfind("(os error ")?;
+    text[start + "(os error ".len()..]
+        .strip_suffix(')')?
+        .parse()
+        .ok()
 }
 
 /// `search_engine.http.url`, or the error that says it is needed.
@@ -649,10 +704,7 @@ impl ClusterClient {
                 .body(surf::Body::from_bytes(json.to_vec()))
                 .content_type(surf::http::mime::JSON);
         }
-        let mut response = client
-            .send(request)
-            .await
-            .map_err(|e| SourceError::new(SourceErrorKind::Connect, &e.to_string()))?;
+        let mut response = client.send(request).await.map_err(|e| connect_error(&e))?;
         let status = response.status() as u16;
         if method == surf::http::Method::Head {
             // No body follows, whatever `Content-Length` says: reading one would wait for
@@ -764,6 +816,52 @@ mod tests {
         );
         let options = OpenSearchOptions::new().credentials("u", "hunter2");
         assert!(!format!("{options:?}").contains("hunter2"));
+    }
+
+    /// Found from outside: a refused connection was logged in the HTTP client's pool
+    /// wording, misspelt (`An error occured while creating a new object: ...`).
+    #[test]
+    fn connect_failures_are_said_in_our_words_with_the_os_error() {
+        for (surf, ours) in [
+            (
+                "An error occured while creating a new object: Connection refused (os error 111)",
+                "connection refused (os error 111)",
+            ),
+            (
+                "An error occured while creating a new object: Connection timed out (os error 110)",
+                "connect timed out (os error 110)",
+            ),
+            (
+                "An error occured while creating a new object: No route to host (os error 113)",
+                "host unreachable (os error 113)",
+            ),
+            (
+                "failed to lookup address information: Name or service not known",
+                "host name not resolved (failed to lookup address information: Name or service \
+                 not known)",
+            ),
+            (
+                "An error occured while creating a new object: error:0A00010B:SSL \
+                 routines:ssl3_get_record:wrong version number",
+                "TLS failure: error:0A00010B:SSL routines:ssl3_get_record:wrong version number",
+            ),
+            ("missing valid address", "connect failed: missing valid address"),
+        ] {
+            assert_eq!(describe_connect(surf), ours, "{surf}");
+        }
+    }
+
+    #[test]
+    fn a_refused_poll_says_so() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        drop(listener);
+        let mut source = OpenSearchSource::new(&Url::parse(&url).unwrap()).unwrap();
+        let error = futures::executor::block_on(source.sample()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("{url}: cannot connect: connection refused (os error 111)")
+        );
     }
 
     #[test]
