@@ -22,6 +22,11 @@ pub struct NodeStats {
     pub nodes: u32,
     /// Nodes whose percent was known (not `-1`, not missing).
     pub measured: u32,
+    /// Nodes whose percent was refused: above 100, a fraction, `null`, or infinite. They
+    /// are skipped like `-1` (the busiest valid node decides) and counted as failed
+    /// ([`crate::CpuSample::cluster`]): one odd node must not fail the whole poll, which
+    /// would fail open and switch control off for everyone.
+    pub refused: u32,
     /// `_nodes.total`, when the body has the header.
     pub total: Option<u32>,
     /// `_nodes.failed`, when the body has the header: nodes that did not answer.
@@ -83,10 +88,9 @@ pub enum ParseError {
         /// The cap.
         limit: usize,
     },
-    /// A node's `os.cpu.percent` is not an integer.
-    PercentNotInteger,
-    /// A node's `os.cpu.percent` is above 100.
-    PercentOutOfRange(i64),
+    /// A node's `os.cpu.percent` is not a number (a string, an object, ...): the body is
+    /// not node stats. (A number out of range is a refused node, [`NodeStats::refused`].)
+    PercentNotANumber,
     /// The body is an error response (`{"error": ...}`), not node stats.
     ErrorResponse,
     /// The body is not the JSON object expected.
@@ -100,10 +104,7 @@ impl fmt::Display for ParseError {
                 write!(f, "body of {len} bytes exceeds the {limit}-byte limit")
             }
             ParseError::TooDeep { limit } => write!(f, "JSON nested deeper than {limit} levels"),
-            ParseError::PercentNotInteger => f.write_str("os.cpu.percent is not an integer"),
-            ParseError::PercentOutOfRange(n) => {
-                write!(f, "os.cpu.percent {n} is above 100")
-            }
+            ParseError::PercentNotANumber => f.write_str("os.cpu.percent is not a number"),
             ParseError::ErrorResponse => f.write_str("the body is an error response"),
             ParseError::Json(e) => write!(f, "invalid node stats JSON: {e}"),
         }
@@ -147,15 +148,16 @@ impl fmt::Display for JsonError {
 /// Reads a `_nodes/stats/os` body with [`Limits::DEFAULT`].
 ///
 /// Takes the maximum `nodes.<id>.os.cpu.percent`, skipping nodes that report a negative
-/// percent (`-1`: cannot measure) or have no `os`/`cpu`; counts nodes; reads `_nodes.total`
-/// and `_nodes.failed` when present. `{}` (a `filter_path` that matched nothing) reads as
-/// zero nodes at 0 %.
+/// whole percent (`-1`: cannot measure) or have no `os`/`cpu`, and skipping, but counting
+/// as [refused](NodeStats::refused), nodes whose percent is above 100, a fraction or `null`;
+/// counts nodes; reads `_nodes.total` and `_nodes.failed` when present. `{}` (a
+/// `filter_path` that matched nothing) reads as zero nodes at 0 %.
 ///
 /// # Errors
 ///
 /// [`ParseError`] for a body over the size or depth cap, non-JSON or truncated input, an
-/// error response (`{"error": ...}`), and a percent that is not an integer or is above 100.
-/// Never panics, whatever the bytes.
+/// error response (`{"error": ...}`), and a percent that is not a number at all. Never
+/// panics, whatever the bytes.
 ///
 /// # Performance
 ///
@@ -423,52 +425,41 @@ impl<'de> Fields<'de> for Cpu<'_> {
         if key != "percent" {
             return map.next_value::<IgnoredAny>().map(drop);
         }
-        // Read as a number of any form, so that `3.5` is reported as what it is rather than
-        // as a syntax error after the `3`.
+        // Read as a number of any form (`1e2`, `-1.0`); `null` reads as NaN.
         let percent = map.next_value::<f64>().inspect_err(|_| {
-            self.0.error.set(Some(ParseError::PercentNotInteger));
+            self.0.error.set(Some(ParseError::PercentNotANumber));
         })?;
-        // Beyond 2^53 every float is an integer; `as i64` would saturate and fail the
-        // round trip below, so a huge negative is taken for what it is: a negative integer.
-        if percent <= -9_007_199_254_740_992.0 {
-            return Ok(());
-        }
-        if percent > 100.0 {
-            // Saturating float-to-int conversion: huge values read as i64::MAX.
-            self.0
-                .error
-                .set(Some(ParseError::PercentOutOfRange(percent as i64)));
-            return Err(de::Error::custom("percent out of range"));
-        }
-        let percent_int = percent as i64;
-        // Integral values survive the round trip; fractions and NaN do not.
-        if percent_int as f64 != percent {
-            self.0.error.set(Some(ParseError::PercentNotInteger));
-            return Err(de::Error::custom("percent is not an integer"));
-        }
-        let percent = percent_int;
-        // Negative: the node cannot measure its CPU (`-1`); it is skipped.
-        if let Some(cpu) = u8::try_from(percent).ok().and_then(CpuPercent::new) {
+        let whole = percent.fract() == 0.0;
+        if percent < 0.0 && (whole || percent.is_infinite()) {
+            // Negative, of any magnitude: the node cannot measure its CPU (`-1`); skipped.
+        } else if whole && (0.0..=100.0).contains(&percent) {
+            // Within 0..=100 and whole, so the conversion is exact.
+            let cpu = CpuPercent::saturating(percent as u8);
             self.0.update(|s| {
                 s.measured += 1;
                 s.max_cpu = s.max_cpu.max(cpu);
             });
+        } else {
+            self.0.update(|s| s.refused = s.refused.saturating_add(1));
         }
         Ok(())
     }
 }
 
 impl crate::CpuSample {
-    /// A sample of a cluster, from a parsed `_nodes/stats/os` body.
+    /// A sample of a cluster, from a parsed `_nodes/stats/os` body: the busiest valid
+    /// node's CPU; as failed, the nodes that did not answer (`_nodes.failed`) and those
+    /// whose percent was [refused](NodeStats::refused).
     #[must_use]
     pub const fn cluster(stats: &NodeStats) -> crate::CpuSample {
+        let failed = match stats.failed {
+            Some(failed) => failed,
+            None => 0,
+        };
         crate::CpuSample {
             cpu: Some(stats.max_cpu),
             nodes: stats.nodes,
-            failed: match stats.failed {
-                Some(failed) => failed,
-                None => 0,
-            },
+            failed: failed.saturating_add(stats.refused),
             endpoint: 0,
         }
     }
@@ -527,36 +518,46 @@ mod tests {
         assert_eq!((s.total, s.failed), (None, None));
     }
 
+    /// Found from outside: one node reporting a percent outside 0..=100 or a fraction
+    /// failed the whole poll, and fail-open then read the whole cluster as 0 %.
+    #[test]
+    fn an_odd_node_is_a_failed_node_and_the_busiest_valid_node_decides() {
+        for odd in [
+            "3.5",
+            "101",
+            "-1.5",
+            "null",
+            "99999999999999999999",
+            "1e999",
+            "100.5",
+        ] {
+            let body = format!(
+                r#"{{"_nodes":{{"total":3,"successful":3,"failed":0}},"nodes":{{"a":{{"os":{{"cpu":{{"percent":{odd}}}}}}},"b":{{"os":{{"cpu":{{"percent":87}}}}}},"c":{{"os":{{"cpu":{{"percent":12}}}}}}}}}}"#
+            );
+            let s = stats(&body);
+            assert_eq!(
+                (s.max_cpu.get(), s.measured, s.refused),
+                (87, 2, 1),
+                "{odd}"
+            );
+            let sample = crate::CpuSample::cluster(&s);
+            assert_eq!(sample.cpu, CpuPercent::new(87), "{odd}");
+            assert_eq!((sample.nodes, sample.failed), (3, 1), "{odd}");
+        }
+    }
+
     #[test]
     fn typed_errors() {
-        let cases: [(&str, ParseError); 6] = [
-            (
-                r#"{"nodes":{"a":{"os":{"cpu":{"percent":3.5}}}}}"#,
-                ParseError::PercentNotInteger,
-            ),
-            (
-                r#"{"nodes":{"a":{"os":{"cpu":{"percent":"3"}}}}}"#,
-                ParseError::PercentNotInteger,
-            ),
-            (
-                r#"{"nodes":{"a":{"os":{"cpu":{"percent":101}}}}}"#,
-                ParseError::PercentOutOfRange(101),
-            ),
-            (
-                r#"{"nodes":{"a":{"os":{"cpu":{"percent":-1.5}}}}}"#,
-                ParseError::PercentNotInteger,
-            ),
-            (
-                r#"{"nodes":{"a":{"os":{"cpu":{"percent":null}}}}}"#,
-                ParseError::PercentNotInteger,
-            ),
-            (
-                r#"{"nodes":{"a":{"os":{"cpu":{"percent":99999999999999999999}}}}}"#,
-                ParseError::PercentOutOfRange(i64::MAX),
-            ),
-        ];
-        for (body, expected) in cases {
-            assert_eq!(parse_node_stats(body.as_bytes()), Err(expected), "{body}");
+        for body in [
+            r#"{"nodes":{"a":{"os":{"cpu":{"percent":"3"}}}}}"#,
+            r#"{"nodes":{"a":{"os":{"cpu":{"percent":true}}}}}"#,
+            r#"{"nodes":{"a":{"os":{"cpu":{"percent":[1]}}}}}"#,
+        ] {
+            assert_eq!(
+                parse_node_stats(body.as_bytes()),
+                Err(ParseError::PercentNotANumber),
+                "{body}"
+            );
         }
         assert_eq!(
             parse_node_stats(br#"{"error":{"type":"x"},"status":403}"#),

@@ -30,7 +30,8 @@ fuzz_target!(|body: &[u8]| {
                     .into_iter()
                     .flatten()
                     .filter_map(|(_, node)| node["os"]["cpu"]["percent"].as_f64())
-                    .filter(|&p| p >= 0.0)
+                    // Valid readings only: whole percents in 0..=100 (others are refused nodes).
+                    .filter(|&p| (0.0..=100.0).contains(&p) && p.fract() == 0.0)
                     .fold(0.0f64, f64::max);
                 assert!(f64::from(stats.max_cpu.get()) >= max, "max cpu {stats:?} < {max}");
             }

@@ -9,6 +9,7 @@ fn stats(max: u8, nodes: u32, measured: u32, total: Option<u32>, failed: Option<
         max_cpu: CpuPercent::new(max).expect("percent"),
         nodes,
         measured,
+        refused: 0,
         total,
         failed,
     }

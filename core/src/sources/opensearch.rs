@@ -352,7 +352,10 @@ async fn within<T, Z: crate::Sleep>(
 /// errors over as text only (`An error occured while creating a new object: ...`), so the
 /// text is what is read.
 fn connect_error(error: &surf::Error) -> SourceError {
-    SourceError::new(SourceErrorKind::Connect, &describe_connect(&error.to_string()))
+    SourceError::new(
+        SourceErrorKind::Connect,
+        &describe_connect(&error.to_string()),
+    )
 }
 
 /// See [`connect_error`].
@@ -845,7 +848,10 @@ mod tests {
                  routines:ssl3_get_record:wrong version number",
                 "TLS failure: error:0A00010B:SSL routines:ssl3_get_record:wrong version number",
             ),
-            ("missing valid address", "connect failed: missing valid address"),
+            (
+                "missing valid address",
+                "connect failed: missing valid address",
+            ),
         ] {
             assert_eq!(describe_connect(surf), ours, "{surf}");
         }
