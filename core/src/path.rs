@@ -55,8 +55,10 @@ pub const STATIC_EXTENSIONS: [&str; 11] = [
 /// (`//`; a single trailing `/` is fine) or a dot segment (`.` or `..`, also as `..;x`);
 /// and nowhere, `;params` included, is there a backslash, a control character, a malformed
 /// escape, or an escape of a character that changes the reading (`%2F`, `%5C`, `%25`,
-/// `%3B`, or an unreserved character such as `%2e` or `%61`, which canonical URIs never
-/// encode). Browsers send nothing else for pages and static files. On a canonical path:
+/// `%3B`, `%3F`, `%23`, or an unreserved character such as `%2e` or `%61`, which canonical
+/// URIs never encode). A front end that decodes the path once before forwarding it turns
+/// `%3F` and `%23` into the start of a query or fragment, so `/search%3Fq=x.css` is the
+/// search page to the server behind it. Browsers send nothing else for pages and static files. On a canonical path:
 ///
 /// 1. **Excluded** if its first segment is exactly `admin`, `error` or `login` (so `/admin`
 ///    and `/admin/x`, not `/adminfoo`), or if it does not end with `/` and its last segment
@@ -330,7 +332,8 @@ fn fess_rule(first: &[u8], last: &[u8], depth: usize, trailing: bool) -> Route {
 }
 
 /// No backslash, control character, malformed escape, or escape of a character that
-/// changes the reading (unreserved characters, `/`, `\`, `%`, `;`, control characters).
+/// changes the reading (unreserved characters, `/`, `\`, `%`, `;`, `?`, `#`, control
+/// characters).
 fn is_canonical_segment(segment: &[u8]) -> bool {
     segment.iter().enumerate().all(|(i, &b)| match b {
         b'\\' => false,
@@ -338,7 +341,7 @@ fn is_canonical_segment(segment: &[u8]) -> bool {
         b'%' => escape_at(segment, i).is_some_and(|decoded| {
             !(is_unreserved(decoded)
                 || decoded.is_ascii_control()
-                || matches!(decoded, b'/' | b'\\' | b'%' | b';'))
+                || matches!(decoded, b'/' | b'\\' | b'%' | b';' | b'?' | b'#'))
         }),
         _ => true,
     })
@@ -464,6 +467,8 @@ mod tests {
             ("/search#x.css", Route::Web),
             ("/search%3b.css", Route::Ambiguous),
             ("/search%3B.css", Route::Ambiguous),
+            ("/search%3Fq=load%26x=.css", Route::Ambiguous),
+            ("/%23.js", Route::Ambiguous),
             ("/../admin/x", Route::Ambiguous),
             ("/%61dmin/x", Route::Ambiguous),
             ("/css/style%2ecss", Route::Ambiguous),

@@ -42,7 +42,7 @@ fuzz_target!(|target: &[u8]| {
             assert!(name != b"." && name != b"..", "dot segment");
         }
         let lower = path.to_ascii_lowercase();
-        for marker in [&b"%2f"[..], b"%5c", b"%25", b"%2e", b"%3b", b"%00"] {
+        for marker in [&b"%2f"[..], b"%5c", b"%25", b"%2e", b"%3b", b"%3f", b"%23", b"%00"] {
             assert!(!lower.windows(3).any(|w| w == marker), "escape {marker:?}");
         }
     }

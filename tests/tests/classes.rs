@@ -36,6 +36,29 @@ fn reported_targets_answer_to_both_thresholds() {
     }
 }
 
+/// Found from outside: an escaped `?` or `#` counted as canonical, so these were excluded as
+/// static files, while a front end that decodes the path once before forwarding it serves
+/// the search page, the root or the API (the decoded `?` starts the query there).
+#[test]
+fn an_escaped_query_or_fragment_mark_is_not_canonical() {
+    for target in [
+        "/search%3Fq=load%26x=.css",
+        "/%3F.js",
+        "/api/%3f.js",
+        "/search%23q=load%26x=.css",
+        "/%23.js",
+        "/api/%23.js",
+        "/search%3fq=load.css",
+        "/%3f.js",
+        "/api/%3F.js",
+        "/api/v1/documents%3Fq=x.png",
+    ] {
+        assert_eq!(classify(target), Route::Ambiguous, "{target}");
+        assert!(!admitted(target, 100, 0), "{target}: API rejecting");
+        assert!(!admitted(target, 0, 100), "{target}: web rejecting");
+    }
+}
+
 #[test]
 fn absolute_form_is_classified_by_its_path() {
     for (target, route) in [
@@ -94,9 +117,10 @@ fn canonical_targets_keep_their_class() {
 }
 
 /// Pieces that routers read in different ways.
-const PIECES: [&str; 26] = [
+const PIECES: [&str; 28] = [
     "/", "/", "/", ".", "..", "%2e", "%2E", "%2f", "%5c", "%25", ";", ";x", "\\", "?", "#",
-    "admin", "api", "css", ".css", "search", "v1", "%61", "é", "%C3%A9", "login", "x.js",
+    "admin", "api", "css", ".css", "search", "v1", "%61", "é", "%C3%A9", "login", "x.js", "%3F",
+    "%23",
 ];
 
 /// Fess's rule on one reading of a path: segments as that reading splits them.
@@ -198,6 +222,12 @@ fn readings(target: &str) -> Vec<Route> {
     // Decode first, then split.
     let (segments, trailing) = resolve(&split(&percent_decode(path).replace('\\', "/")));
     routes.push(fess(&segments, trailing));
+    // A front end that decodes the path once and forwards it: the server behind it reads a
+    // decoded `?` or `#` as the end of the path.
+    let forwarded = percent_decode(path);
+    let forwarded = forwarded.split(['?', '#']).next().unwrap_or_default();
+    let (segments, trailing) = resolve(&split(forwarded));
+    routes.push(fess(&segments, trailing));
     routes
 }
 
@@ -219,7 +249,7 @@ fn is_canonical(target: &str) -> bool {
                 match u8::from_str_radix(hex, 16) {
                     Ok(b) => {
                         !(b.is_ascii_alphanumeric()
-                            || b"-._~/\\%;".contains(&b)
+                            || b"-._~/\\%;?#".contains(&b)
                             || b.is_ascii_control())
                     }
                     Err(_) => false,
