@@ -429,8 +429,9 @@ impl<'de> Fields<'de> for Cpu<'_> {
         let percent = map.next_value::<f64>().inspect_err(|_| {
             self.0.error.set(Some(ParseError::PercentNotANumber));
         })?;
-        let whole = percent.fract() == 0.0;
-        if percent < 0.0 && (whole || percent.is_infinite()) {
+        // Whole, infinities included (NaN is not); `trunc` because `f64::fract` needs std.
+        let whole = libm::trunc(percent) == percent;
+        if percent < 0.0 && whole {
             // Negative, of any magnitude: the node cannot measure its CPU (`-1`); skipped.
         } else if whole && (0.0..=100.0).contains(&percent) {
             // Within 0..=100 and whole, so the conversion is exact.
