@@ -27,7 +27,7 @@ fn check(c: &mut Criterion) {
     for (name, path) in PATHS {
         let cpu = cpu_for(name);
         let control = LoadControl::new(WEB_THRESHOLD, API_THRESHOLD);
-        control.record(
+        control.update(
             load_core::Instant::ZERO,
             load_core::Outcome::Sample(CpuPercent::new(cpu)),
         );
@@ -44,7 +44,7 @@ fn check(c: &mut Criterion) {
     // Scaling: the admitted check on 1 thread, then on 2 threads at once. One iteration of
     // the 2-thread bench is one check on each thread: throughput scaling = 2 * t1 / t2.
     let control = LoadControl::new(WEB_THRESHOLD, API_THRESHOLD);
-    control.record(
+    control.update(
         load_core::Instant::ZERO,
         load_core::Outcome::Sample(CpuPercent::new(50)),
     );

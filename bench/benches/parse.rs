@@ -5,7 +5,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use load_bench::{filtered_body, serde_json_max};
-use load_core::opensearch::parse_node_stats;
+use load_core::node_stats::parse_node_stats;
 
 fn fixture_3_nodes() -> String {
     let path = std::env::var_os("LOAD_FIXTURES_DIR")

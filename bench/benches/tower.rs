@@ -30,11 +30,11 @@ fn layer(c: &mut Criterion) {
         .expect("runtime");
     let _entered = runtime.enter();
     let mut config = Config::new();
-    config.web_threshold = 80;
-    config.api_threshold = 90;
+    config.control.web_threshold = 80.into();
+    config.control.api_threshold = 90.into();
     let router = Router::new().route("/search", get(|| async { "results" }));
-    let quiet = LoadGuard::with_source(&config, &QUIET);
-    let busy = LoadGuard::with_source(&config, &BUSY);
+    let quiet = LoadGuard::with_source(&config.control, &QUIET);
+    let busy = LoadGuard::with_source(&config.control, &BUSY);
     // `Router::layer` wraps every route (a boxed service each); the layer around the
     // whole router wraps it once, in front of routing.
     let per_route = router.clone().layer(LoadControlLayer::new(quiet.clone()));

@@ -168,7 +168,7 @@ mod tests {
     fn generated_bodies_agree_with_both_parsers() {
         for nodes in [1, 3, 100] {
             let body = filtered_body(nodes);
-            let core = load_core::opensearch::parse_node_stats(body.as_bytes()).expect("core");
+            let core = load_core::node_stats::parse_node_stats(body.as_bytes()).expect("core");
             assert_eq!(
                 Some(i64::from(core.max_cpu.get())),
                 serde_json_max(body.as_bytes())
@@ -185,7 +185,7 @@ mod tests {
             "naive: excluded as static"
         );
         let control = load_core::LoadControl::new(WEB_THRESHOLD, API_THRESHOLD);
-        control.record(
+        control.update(
             load_core::Instant::ZERO,
             load_core::Outcome::Sample(load_core::CpuPercent::new(95)),
         );

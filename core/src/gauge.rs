@@ -1,65 +1,9 @@
-//! The latest CPU sample in one atomic word, and the consecutive-failure rule.
+//! The latest CPU sample in one atomic word, shared by one writer and many readers.
 
 use crate::atomic::{AtomicU32, Ordering};
 use core::fmt;
 
-/// A CPU usage percentage, `0..=100`.
-///
-/// An unknown reading (a node reporting `-1`, a machine that cannot measure) is
-/// `Option::<CpuPercent>::None`, never a magic number.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct CpuPercent(u8);
-
-impl CpuPercent {
-    /// 0 %: the reading of an idle machine, and the fail-open value.
-    pub const ZERO: CpuPercent = CpuPercent(0);
-    /// 100 %.
-    pub const MAX: CpuPercent = CpuPercent(100);
-
-    /// `percent` if it is within `0..=100`.
-    #[must_use]
-    pub const fn new(percent: u8) -> Option<CpuPercent> {
-        if percent <= 100 {
-            Some(CpuPercent(percent))
-        } else {
-            None
-        }
-    }
-
-    /// `percent`, clamped into `0..=100`.
-    #[must_use]
-    pub const fn saturating(percent: u8) -> CpuPercent {
-        if percent <= 100 {
-            CpuPercent(percent)
-        } else {
-            CpuPercent(100)
-        }
-    }
-
-    /// Rounds a floating-point usage (as sysinfo reports it) to the nearest whole percent,
-    /// clamped into `0..=100`. Not-a-number reads as unknown.
-    #[must_use]
-    pub fn from_f32(percent: f32) -> Option<CpuPercent> {
-        if percent.is_nan() {
-            return None;
-        }
-        let clamped = percent.clamp(0.0, 100.0);
-        // `clamped + 0.5` is within 0.5..=100.5, so the cast cannot truncate out of range.
-        Some(CpuPercent((clamped + 0.5) as u8).min(CpuPercent::MAX))
-    }
-
-    /// The percentage as a number.
-    #[must_use]
-    pub const fn get(self) -> u8 {
-        self.0
-    }
-}
-
-impl fmt::Display for CpuPercent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}%", self.0)
-    }
-}
+use crate::CpuPercent;
 
 const UNKNOWN: u32 = 0xFF;
 const VALUE_BITS: u32 = 8;
@@ -188,126 +132,9 @@ fn decode(word: u32) -> Reading {
     }
 }
 
-/// How loudly a monitor failure is logged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FailureLevel {
-    /// One of the first [`FailureCounter::WARN_LIMIT`] consecutive failures.
-    Warn,
-    /// Any later consecutive failure: logged at DEBUG so an outage does not flood the log.
-    Debug,
-}
-
-impl FailureLevel {
-    /// The `log` level for this failure.
-    #[must_use]
-    pub const fn log_level(self) -> log::Level {
-        match self {
-            FailureLevel::Warn => log::Level::Warn,
-            FailureLevel::Debug => log::Level::Debug,
-        }
-    }
-}
-
-/// Consecutive and total monitor failures, with Fess's rule for how loudly to log them:
-/// failures 1 to 3 of a streak at WARN, from the 4th on at DEBUG; any success ends the
-/// streak. Atomic, so it never races however the monitor is driven.
-///
-/// ```
-/// use load_core::{FailureCounter, FailureLevel};
-///
-/// let counter = FailureCounter::new();
-/// let levels: Vec<_> = (0..5).map(|_| counter.record_failure()).collect();
-/// assert_eq!(levels[2], FailureLevel::Warn);
-/// assert_eq!(levels[3], FailureLevel::Debug);
-/// counter.record_success();
-/// assert_eq!(counter.consecutive(), 0);
-/// assert_eq!(counter.total(), 5);
-/// ```
-pub struct FailureCounter {
-    consecutive: AtomicU32,
-    total: AtomicU32,
-}
-
-impl FailureCounter {
-    /// Consecutive failures logged at WARN before dropping to DEBUG (Fess: 3).
-    pub const WARN_LIMIT: u32 = 3;
-
-    /// A counter at zero.
-    #[must_use]
-    pub const fn new() -> FailureCounter {
-        FailureCounter {
-            consecutive: AtomicU32::new(0),
-            total: AtomicU32::new(0),
-        }
-    }
-
-    /// Counts a failure and says how loudly to log it.
-    pub fn record_failure(&self) -> FailureLevel {
-        let _ = self
-            .total
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                Some(n.saturating_add(1))
-            });
-        let previous = self
-            .consecutive
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                Some(n.saturating_add(1))
-            })
-            .unwrap_or(u32::MAX);
-        if previous < Self::WARN_LIMIT {
-            FailureLevel::Warn
-        } else {
-            FailureLevel::Debug
-        }
-    }
-
-    /// Ends a streak; returns how many consecutive failures it had.
-    pub fn record_success(&self) -> u32 {
-        self.consecutive.swap(0, Ordering::Relaxed)
-    }
-
-    /// Failures since the last success.
-    #[must_use]
-    pub fn consecutive(&self) -> u32 {
-        self.consecutive.load(Ordering::Relaxed)
-    }
-
-    /// Failures since the counter was created (saturating).
-    #[must_use]
-    pub fn total(&self) -> u32 {
-        self.total.load(Ordering::Relaxed)
-    }
-}
-
-impl Default for FailureCounter {
-    fn default() -> Self {
-        FailureCounter::new()
-    }
-}
-
-impl fmt::Debug for FailureCounter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FailureCounter")
-            .field("consecutive", &self.consecutive())
-            .field("total", &self.total())
-            .finish()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percent_constructors_keep_the_range() {
-        assert_eq!(CpuPercent::new(101), None);
-        assert_eq!(CpuPercent::saturating(250), CpuPercent::MAX);
-        assert_eq!(CpuPercent::from_f32(f32::NAN), None);
-        assert_eq!(CpuPercent::from_f32(-3.0), Some(CpuPercent::ZERO));
-        assert_eq!(CpuPercent::from_f32(49.5).map(CpuPercent::get), Some(50));
-        assert_eq!(CpuPercent::from_f32(49.4).map(CpuPercent::get), Some(49));
-        assert_eq!(CpuPercent::from_f32(1e9), Some(CpuPercent::MAX));
-    }
 
     #[test]
     fn gauge_starts_at_zero_and_counts_stores() {
@@ -335,20 +162,5 @@ mod tests {
         gauge.store(CpuPercent::new(42));
         assert_eq!(gauge.reading().sequence, 0);
         assert_eq!(gauge.percent_or_zero(), 42);
-    }
-
-    #[test]
-    fn failure_levels_follow_the_fess_rule() {
-        let counter = FailureCounter::new();
-        for n in 1..=3 {
-            assert_eq!(counter.record_failure(), FailureLevel::Warn, "failure {n}");
-        }
-        for n in 4..=10 {
-            assert_eq!(counter.record_failure(), FailureLevel::Debug, "failure {n}");
-        }
-        assert_eq!(counter.record_success(), 10);
-        assert_eq!(counter.record_failure(), FailureLevel::Warn);
-        assert_eq!(counter.total(), 11);
-        assert_eq!(FailureLevel::Debug.log_level(), log::Level::Debug);
     }
 }

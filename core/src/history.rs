@@ -6,8 +6,8 @@
 //! - [`LocalHistory`] keeps, per local sample, the CPU and whether background work may
 //!   proceed ([`LocalPoint`]).
 //!
-//! Both are written on the monitor side, through [`Recorded`] (a [`Sink`] that records
-//! after the sink it wraps; `record` is public for loops of your own): requests never
+//! Both are written on the monitor side, by [`ClusterSink::with_history`] and
+//! [`LocalSink::with_history`] (or by a loop of your own, with `push`): requests never
 //! touch them. They hold `N` points in place (a [`heapless::HistoryBuf`]), never allocate,
 //! and hand out a copy ([`Timeline`], `N` × 24 bytes on the caller's stack: 7.2 KB at the
 //! default [`HISTORY_LEN`], 5 minutes at the default 1-second interval).
@@ -18,13 +18,14 @@
 //! points; nothing formats or waits under it.
 //!
 //! ```
-//! use load_core::history::{ClusterHistory, Recorded};
-//! use load_core::monitor::Sink;
-//! use load_core::{CpuPercent, CpuSample, Instant, LoadControl, Route};
+//! use load_core::history::ClusterHistory;
+//! use load_core::monitor::{ClusterSink, Sink};
+//! use load_core::{ClusterStatus, CpuPercent, CpuSample, Instant, LoadControl, Route};
 //!
 //! let control = LoadControl::new(80, 90);
+//! let status = ClusterStatus::new();
 //! let history: ClusterHistory = ClusterHistory::new();
-//! let sink = Recorded::new(&control, &history);
+//! let sink = ClusterSink::new(&control, &status).with_history(&history);
 //!
 //! sink.on_sample(Instant::from_secs(1), &CpuSample::local(CpuPercent::new(85)));
 //! let _ = control.check("/search"); // rejected
@@ -41,13 +42,12 @@ use core::cell::RefCell;
 use core::fmt;
 
 use embassy_sync::blocking_mutex::Mutex;
-use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
+use embassy_sync::blocking_mutex::raw::CriticalSectionRawMutex;
 use heapless::HistoryBuf;
 
-use crate::monitor::Sink;
-use crate::{
-    AdaptiveGate, CpuPercent, CpuSample, Instant, LoadControl, Outcome, Route, SourceError,
-};
+#[cfg(doc)]
+use crate::monitor::{ClusterSink, LocalSink};
+use crate::{CpuPercent, Instant, SourceError};
 
 /// Points a history keeps by default: 5 minutes at the default 1-second interval.
 pub const HISTORY_LEN: usize = 300;
@@ -141,8 +141,6 @@ impl<T: Copy + fmt::Debug, const N: usize> fmt::Debug for Timeline<T, N> {
 
 struct ClusterState<const N: usize> {
     points: HistoryBuf<ClusterPoint, N>,
-    /// Rejection totals at the previous point, to store per-interval counts.
-    totals: (u32, u32),
     last_error: Option<(Instant, SourceError)>,
 }
 
@@ -159,39 +157,19 @@ impl<const N: usize> ClusterHistory<N> {
         ClusterHistory {
             state: Mutex::new(RefCell::new(ClusterState {
                 points: HistoryBuf::new(),
-                totals: (0, 0),
                 last_error: None,
             })),
         }
     }
 
-    /// Records the poll that completed at `now` with `outcome`, reading `control`'s state
-    /// after it was applied. Call it after [`LoadControl::record`] (as [`Recorded`] does).
-    pub fn record(&self, now: Instant, control: &LoadControl, outcome: Outcome) {
-        let totals = (control.rejected(Route::Web), control.rejected(Route::Api));
-        self.state.lock(|state| {
-            let mut state = state.borrow_mut();
-            let (web, api) = state.totals;
-            state.totals = totals;
-            state.points.write(ClusterPoint {
-                at: now,
-                raw: match outcome {
-                    Outcome::Sample(cpu) => cpu,
-                    Outcome::Failed => None,
-                },
-                cpu: control.cpu(),
-                failed: matches!(outcome, Outcome::Failed),
-                rejecting_web: control.is_rejecting(Route::Web),
-                rejecting_api: control.is_rejecting(Route::Api),
-                // The counters wrap: the difference is right across a wrap.
-                rejected_web: totals.0.wrapping_sub(web),
-                rejected_api: totals.1.wrapping_sub(api),
-            });
-        });
+    /// Adds the point of a poll, the oldest making room when full.
+    pub fn push(&self, point: ClusterPoint) {
+        self.state
+            .lock(|state| state.borrow_mut().points.write(point));
     }
 
     /// Keeps `error` as the last poll error, from the poll that completed at `now`.
-    pub fn record_error(&self, now: Instant, error: &SourceError) {
+    pub fn set_last_error(&self, now: Instant, error: &SourceError) {
         self.state
             .lock(|state| state.borrow_mut().last_error = Some((now, *error)));
     }
@@ -236,19 +214,7 @@ impl<const N: usize> fmt::Debug for ClusterHistory<N> {
 /// The local sampler's history: the last `N` samples and whether work could proceed.
 /// `const`-constructible.
 ///
-/// ```
-/// use load_core::history::{LocalHistory, Recorded};
-/// use load_core::monitor::Sink;
-/// use load_core::{AdaptiveGate, CpuPercent, Instant, Outcome};
-///
-/// let gate: AdaptiveGate = AdaptiveGate::new(75);
-/// let history: LocalHistory = LocalHistory::new();
-/// let sink = Recorded::new(&gate, &history);
-/// sink.on_outcome(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(90)));
-///
-/// let latest = history.snapshot().latest().unwrap();
-/// assert_eq!((latest.cpu, latest.open), (CpuPercent::new(90), false));
-/// ```
+/// Written by [`LocalSink::with_history`].
 pub struct LocalHistory<const N: usize = HISTORY_LEN> {
     points: Mutex<CriticalSectionRawMutex, RefCell<HistoryBuf<LocalPoint, N>>>,
 }
@@ -262,18 +228,8 @@ impl<const N: usize> LocalHistory<N> {
         }
     }
 
-    /// Records the sample that completed at `now` with `outcome`, reading `gate`'s state
-    /// after it was applied.
-    pub fn record<M: RawMutex>(&self, now: Instant, gate: &AdaptiveGate<M>, outcome: Outcome) {
-        let point = LocalPoint {
-            at: now,
-            cpu: match outcome {
-                Outcome::Sample(cpu) => cpu,
-                Outcome::Failed => None,
-            },
-            open: gate.is_open(),
-            waiting: gate.waiting(),
-        };
+    /// Adds the point of a sample, the oldest making room when full.
+    pub fn push(&self, point: LocalPoint) {
         self.points.lock(|points| points.borrow_mut().write(point));
     }
 
@@ -302,81 +258,16 @@ impl<const N: usize> fmt::Debug for LocalHistory<N> {
     }
 }
 
-/// A history that can record what a sink of type `K` did with each outcome.
-pub trait Record<K: ?Sized> {
-    /// Records the outcome at `now`, after `sink` applied it.
-    fn record(&self, now: Instant, sink: &K, outcome: Outcome);
-
-    /// Records a poll's error; the default ignores it.
-    fn record_error(&self, now: Instant, error: &SourceError) {
-        let _ = (now, error);
-    }
-}
-
-impl<const N: usize> Record<LoadControl> for ClusterHistory<N> {
-    fn record(&self, now: Instant, control: &LoadControl, outcome: Outcome) {
-        ClusterHistory::record(self, now, control, outcome);
-    }
-
-    fn record_error(&self, now: Instant, error: &SourceError) {
-        ClusterHistory::record_error(self, now, error);
-    }
-}
-
-impl<const N: usize, M: RawMutex> Record<AdaptiveGate<M>> for LocalHistory<N> {
-    fn record(&self, now: Instant, gate: &AdaptiveGate<M>, outcome: Outcome) {
-        LocalHistory::record(self, now, gate, outcome);
-    }
-}
-
-/// A [`Sink`] that applies each outcome to `sink`, then records it in `history`: hand it
-/// to [`crate::monitor::run`] in place of the sink to keep a history.
-pub struct Recorded<'a, K: ?Sized, H: ?Sized> {
-    sink: &'a K,
-    history: &'a H,
-}
-
-impl<'a, K: ?Sized, H: ?Sized> Recorded<'a, K, H> {
-    /// Records what `sink` does into `history`.
-    #[must_use]
-    pub const fn new(sink: &'a K, history: &'a H) -> Self {
-        Recorded { sink, history }
-    }
-}
-
-impl<K: Sink + ?Sized, H: Record<K> + ?Sized> Sink for Recorded<'_, K, H> {
-    const NAME: &'static str = K::NAME;
-    const SOURCE: &'static str = K::SOURCE;
-
-    fn on_outcome(&self, now: Instant, outcome: Outcome) {
-        self.sink.on_outcome(now, outcome);
-        self.history.record(now, self.sink, outcome);
-    }
-
-    fn on_sample(&self, now: Instant, sample: &CpuSample) {
-        self.sink.on_sample(now, sample);
-        self.history
-            .record(now, self.sink, Outcome::Sample(sample.cpu));
-    }
-
-    fn on_error(&self, now: Instant, error: &SourceError) {
-        self.sink.on_error(now, error);
-        self.history.record_error(now, error);
-    }
-}
-
-impl<K: ?Sized, H: ?Sized> fmt::Debug for Recorded<'_, K, H> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Recorded").finish_non_exhaustive()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::vec::Vec;
 
     use super::*;
-    use crate::{Config, SourceErrorKind, monitor};
+    use crate::monitor::{self, ClusterSink, LocalSink, Sink};
+    use crate::{
+        AdaptiveGate, ClusterStatus, ControlConfig, CpuSample, LoadControl, Outcome,
+        SourceErrorKind,
+    };
 
     fn sample(cpu: u8) -> CpuSample {
         CpuSample::local(CpuPercent::new(cpu))
@@ -385,8 +276,9 @@ mod tests {
     #[test]
     fn points_follow_decisions_and_count_rejections_per_interval() {
         let control = LoadControl::new(70, 90);
+        let status = ClusterStatus::new();
         let history: ClusterHistory<8> = ClusterHistory::new();
-        let sink = Recorded::new(&control, &history);
+        let sink = ClusterSink::new(&control, &status).with_history(&history);
         sink.on_sample(Instant::from_secs(1), &sample(50));
         sink.on_sample(Instant::from_secs(2), &sample(80));
         for _ in 0..3 {
@@ -426,12 +318,13 @@ mod tests {
     #[test]
     fn failures_are_points_and_the_last_error_is_kept() {
         let control = LoadControl::new(70, 90);
-        let failures = crate::FailureCounter::new();
+        let status = ClusterStatus::new();
         let history: ClusterHistory<8> = ClusterHistory::new();
-        let sink = Recorded::new(&control, &history);
-        monitor::handle_outcome(&sink, &failures, Instant::from_secs(1), Ok(sample(75)));
+        let sink = ClusterSink::new(&control, &status).with_history(&history);
+        let failures = status.failures();
+        monitor::handle_outcome(&sink, failures, Instant::from_secs(1), Ok(sample(75)));
         let error = SourceError::of(SourceErrorKind::Status(503));
-        monitor::handle_outcome(&sink, &failures, Instant::from_secs(2), Err(error));
+        monitor::handle_outcome(&sink, failures, Instant::from_secs(2), Err(error));
 
         let latest = history.snapshot().latest().unwrap();
         assert!(latest.failed);
@@ -444,16 +337,17 @@ mod tests {
 
     #[test]
     fn smoothing_shows_in_the_effective_cpu() {
-        let config = Config {
-            web_threshold: 70,
+        let config = ControlConfig {
+            web_threshold: 70.into(),
             smoothing: crate::Smoothing::Ewma {
                 tau: core::time::Duration::from_secs(10),
             },
-            ..Config::default()
+            ..ControlConfig::default()
         };
         let control = LoadControl::from_config(&config);
+        let status = ClusterStatus::new();
         let history: ClusterHistory<4> = ClusterHistory::new();
-        let sink = Recorded::new(&control, &history);
+        let sink = ClusterSink::new(&control, &status).with_history(&history);
         sink.on_sample(Instant::from_secs(1), &sample(10));
         sink.on_sample(Instant::from_secs(2), &sample(90));
         let latest = history.snapshot().latest().unwrap();
@@ -465,8 +359,9 @@ mod tests {
     #[test]
     fn the_oldest_points_make_room() {
         let control = LoadControl::new(70, 90);
+        let status = ClusterStatus::new();
         let history: ClusterHistory<3> = ClusterHistory::new();
-        let sink = Recorded::new(&control, &history);
+        let sink = ClusterSink::new(&control, &status).with_history(&history);
         for second in 1..=5 {
             sink.on_sample(Instant::from_secs(second), &sample(second as u8));
         }
@@ -482,7 +377,7 @@ mod tests {
     fn local_points_show_the_gate() {
         let gate: AdaptiveGate = AdaptiveGate::new(75);
         let history: LocalHistory<4> = LocalHistory::new();
-        let sink = Recorded::new(&gate, &history);
+        let sink = LocalSink::new(&gate).with_history(&history);
         sink.on_outcome(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(40)));
         sink.on_outcome(Instant::from_secs(2), Outcome::Sample(CpuPercent::new(80)));
         sink.on_outcome(Instant::from_secs(3), Outcome::Failed);
@@ -499,7 +394,7 @@ mod tests {
     fn a_default_history_is_small_enough_to_keep_in_place() {
         assert_eq!(core::mem::size_of::<ClusterPoint>(), 24);
         let size = core::mem::size_of::<ClusterHistory>();
-        // The points, the last error (a `SourceError` with its detail inline) and two totals.
+        // The points and the last error (a `SourceError` with its detail inline).
         assert!(size <= 24 * HISTORY_LEN + 320, "{size}");
         assert!(core::mem::size_of::<LocalHistory>() <= 24 * HISTORY_LEN + 64);
     }

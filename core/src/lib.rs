@@ -1,4 +1,4 @@
-#![doc = include_str!("../../README.md")]
+#![doc = include_str!("../README.md")]
 #![cfg_attr(not(any(test, feature = "std")), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -14,52 +14,49 @@ mod adaptive;
 pub mod busy;
 mod config;
 mod control;
+mod failures;
 mod gauge;
 pub mod history;
 mod json;
 pub mod monitor;
-pub mod opensearch;
+pub mod node_stats;
 mod path;
+mod percent;
+mod policy;
 pub mod properties;
-#[cfg(feature = "std")]
-pub mod rt;
-mod sample;
-mod signal;
 mod snippet;
-#[cfg(any(feature = "opensearch", feature = "system"))]
-mod sources;
+mod source;
 mod stats;
+mod status;
 mod text;
+mod threshold;
 mod time;
 mod waiters;
 
 pub use adaptive::{AdaptiveGate, Pass, Wait};
 pub use config::{
-    ClusterUrls, Config, ConfigError, ConfigErrorKind, CpuSourceKind, DEFAULT_TAU, FailurePolicy,
-    MAX_JITTER, MAX_SECONDS, Mode, Origin, Smoothing, Url, UrlError, keys,
+    ClusterConfig, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig, CpuSourceKind,
+    DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS, Mode, NodeUrl, Origin, Smoothing,
+    UrlError, keys,
 };
-pub use control::{Decision, LoadControl, Settings};
-pub use gauge::{CpuGauge, CpuPercent, FailureCounter, FailureLevel, Reading};
+pub use control::{Decision, LoadControl, Settings, Transitions};
+pub use failures::{FailureCounter, FailureLevel};
+pub use gauge::{CpuGauge, Reading};
 pub use path::{
-    EXCLUDED_PREFIXES, Route, STATIC_EXTENSIONS, classify, classify_bytes, decode_unreserved,
+    EXCLUDED_PREFIXES, Route, STATIC_EXTENSIONS, StaticFiles, classify, classify_bytes,
+    classify_bytes_with, classify_with, decode_unreserved,
 };
-pub use sample::{
-    BodyError, CpuSample, CpuSource, FixedSource, ScriptedSource, SourceError, SourceErrorKind,
-};
-pub use signal::{Outcome, SignalConfig};
+pub use percent::CpuPercent;
+pub use policy::{Outcome, SignalPolicy};
 pub use snippet::Snippet;
-#[cfg(any(feature = "opensearch", feature = "system"))]
-pub use sources::IoTimer;
-#[cfg(feature = "system")]
-pub use sources::{
-    Cgroup, CgroupSource, CgroupVersion, DEFAULT_CGROUP_ROOT, LocalCpu, SystemSource, cpu_percent,
-};
-#[cfg(feature = "opensearch")]
-pub use sources::{
-    ClusterClient, ClusterResponse, HttpMethod, OpenSearchOptions, OpenSearchSource,
+pub use source::{
+    BodyError, CpuSample, CpuSource, FixedSource, FromConfig, Role, ScriptedSource, SetupError,
+    SourceError, SourceErrorKind,
 };
 pub use stats::Stats;
+pub use status::ClusterStatus;
 pub use text::{Secret, Text};
+pub use threshold::Threshold;
 #[cfg(feature = "std")]
 pub use time::StdClock;
 pub use time::{Clock, Instant, ManualClock, Sleep};

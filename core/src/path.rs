@@ -41,6 +41,56 @@ pub const STATIC_EXTENSIONS: [&str; 11] = [
     ".css", ".js", ".png", ".jpg", ".gif", ".ico", ".svg", ".woff", ".woff2", ".ttf", ".eot",
 ];
 
+/// Where a server's static files live: where Fess's static-extension rule may exclude a
+/// request from control.
+///
+/// Fess excludes any path whose last segment ends with a static extension
+/// ([`STATIC_EXTENSIONS`]), wherever it is ([`StaticFiles::Everywhere`], the default). In a
+/// server of your own that rule is a way around load control: with a route such as
+/// `/api/v1/documents/{id}`, `/api/v1/documents/42.css` is excluded and reaches the handler
+/// however busy the cluster is. Name the prefixes your static files are served under
+/// ([`StaticFiles::Under`]) and the rule applies there only: elsewhere no extension
+/// excludes. It only ever narrows Fess's exclusion.
+///
+/// ```
+/// use load_core::{Route, StaticFiles, classify_with};
+///
+/// let everywhere = StaticFiles::Everywhere;
+/// assert_eq!(classify_with("/api/v1/documents/42.css", everywhere), Route::Excluded);
+/// let assets = StaticFiles::Under(&["/css", "/js", "/images"]);
+/// assert_eq!(classify_with("/api/v1/documents/42.css", assets), Route::Api);
+/// assert_eq!(classify_with("/css/site.css", assets), Route::Excluded);
+/// assert_eq!(classify_with("/cssx/site.css", assets), Route::Web);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum StaticFiles {
+    /// A static extension excludes a request anywhere (Fess).
+    #[default]
+    Everywhere,
+    /// A static extension excludes a request only below one of these prefixes, each a path
+    /// from the root (`/css`, `/assets/js`; a trailing `/` is ignored) matched as whole
+    /// segments: `/css` covers `/css/site.css`, not `/cssx/site.css` nor `/css;v=1/a.css`.
+    Under(&'static [&'static str]),
+}
+
+impl StaticFiles {
+    /// Whether static files may live at `path` (the path of a canonical target, without
+    /// its query).
+    #[inline]
+    fn cover(self, path: &[u8]) -> bool {
+        match self {
+            StaticFiles::Everywhere => true,
+            StaticFiles::Under(prefixes) => prefixes.iter().any(|prefix| {
+                let prefix = prefix.as_bytes();
+                let prefix = prefix.strip_suffix(b"/").unwrap_or(prefix);
+                prefix.first() == Some(&b'/')
+                    && path.starts_with(prefix)
+                    && path.get(prefix.len()) == Some(&b'/')
+            }),
+        }
+    }
+}
+
 /// Classifies a request target (`/path;params?query#fragment`, or the absolute form
 /// `http://host/path?query`, as a server receives it).
 ///
@@ -71,8 +121,8 @@ pub const STATIC_EXTENSIONS: [&str; 11] = [
 /// Fess's static-file rule is kept as Fess has it: a target whose last segment ends with one
 /// of [`STATIC_EXTENSIONS`] is excluded, whatever the router does with it. A server that
 /// serves dynamic pages or API answers at such paths (`/api/v1/documents/{id}` with an id
-/// like `123.js`) should not rely on this exclusion for them: check those routes with
-/// [`crate::LoadControl::check_route`] and the class they really are.
+/// like `123.js`) should say where its static files live instead ([`StaticFiles`],
+/// [`classify_with`]; `ControlConfig::static_files` for [`crate::LoadControl`]).
 ///
 /// `;params` are read both ways routers read them: dropped (Tomcat, `;jsessionid=...`)
 /// and kept as part of the segment (most other routers). A request is excluded only if both
@@ -109,16 +159,28 @@ pub const STATIC_EXTENSIONS: [&str; 11] = [
 /// ```
 #[must_use]
 pub fn classify(target: &str) -> Route {
-    classify_bytes(target.as_bytes())
+    classify_bytes_with(target.as_bytes(), StaticFiles::Everywhere)
+}
+
+/// [`classify`], with static files only where `static_files` says (see [`StaticFiles`]).
+#[must_use]
+pub fn classify_with(target: &str, static_files: StaticFiles) -> Route {
+    classify_bytes_with(target.as_bytes(), static_files)
 }
 
 /// [`classify`] on raw bytes (a target that is not valid UTF-8 is classified all the same).
 #[must_use]
-#[inline]
 pub fn classify_bytes(target: &[u8]) -> Route {
-    match classify_canonical(target) {
+    classify_bytes_with(target, StaticFiles::Everywhere)
+}
+
+/// [`classify_with`] on raw bytes.
+#[must_use]
+#[inline]
+pub fn classify_bytes_with(target: &[u8], static_files: StaticFiles) -> Route {
+    match classify_canonical(target, static_files) {
         Some(route) => route,
-        None => classify_slow(target),
+        None => classify_slow(target, static_files),
     }
 }
 
@@ -151,7 +213,7 @@ const CLASS: [u8; 256] = {
 /// classified in one pass over a byte-class table. Anything else is `None`, for the full
 /// normaliser. Both agree wherever this answers (a property test checks it).
 #[inline]
-fn classify_canonical(target: &[u8]) -> Option<Route> {
+fn classify_canonical(target: &[u8], static_files: StaticFiles) -> Option<Route> {
     if target.first() != Some(&b'/') {
         return None;
     }
@@ -194,7 +256,10 @@ fn classify_canonical(target: &[u8]) -> Option<Route> {
     if matches!(first, b"admin" | b"error" | b"login") {
         return Some(Route::Excluded);
     }
-    if last_dot > last_slash && is_static_extension(&target[last_dot..end]) {
+    if last_dot > last_slash
+        && is_static_extension(&target[last_dot..end])
+        && static_files.cover(&target[..end])
+    {
         return Some(Route::Excluded);
     }
     Some(match (first == b"api", first_end != 0) {
@@ -227,7 +292,7 @@ fn is_static_extension(extension: &[u8]) -> bool {
 /// Everything the fast path leaves: absolute form, `;params`, escapes, and the targets
 /// that are not canonical (see [`classify`] for the rule).
 #[cold]
-fn classify_slow(target: &[u8]) -> Route {
+fn classify_slow(target: &[u8], static_files: StaticFiles) -> Route {
     let Some(path) = path_of(target) else {
         return Route::Ambiguous;
     };
@@ -273,8 +338,9 @@ fn classify_slow(target: &[u8]) -> Route {
     let depth = if trailing { count - 1 } else { count };
     // Parameters dropped, then kept: a request is excluded only if both readings exclude
     // it, and gets one class only if both readings agree on it.
-    let dropped = fess_rule(first.0, last.0, depth, trailing);
-    let kept = fess_rule(first.1, last.1, depth, trailing);
+    let covered = static_files.cover(path);
+    let dropped = fess_rule(first.0, last.0, depth, trailing, covered);
+    let kept = fess_rule(first.1, last.1, depth, trailing, covered);
     match (dropped, kept) {
         (a, b) if a == b => a,
         (Route::Excluded, other) | (other, Route::Excluded) => other,
@@ -307,7 +373,7 @@ fn path_of(target: &[u8]) -> Option<&[u8]> {
 }
 
 /// Fess's rules on one reading of a canonical path.
-fn fess_rule(first: &[u8], last: &[u8], depth: usize, trailing: bool) -> Route {
+fn fess_rule(first: &[u8], last: &[u8], depth: usize, trailing: bool, covered: bool) -> Route {
     if depth == 0 {
         return Route::Web;
     }
@@ -315,6 +381,7 @@ fn fess_rule(first: &[u8], last: &[u8], depth: usize, trailing: bool) -> Route {
         return Route::Excluded;
     }
     if !trailing
+        && covered
         && let Some(dot) = last.iter().rposition(|&b| b == b'.')
         && is_static_extension(&last[dot..])
     {
@@ -544,17 +611,23 @@ mod tests {
             let name = std::format!("file{ext}");
             assert!(is_static_extension(ext.as_bytes()), "{ext}");
             assert_eq!(
-                classify_slow(std::format!("/x/{name};").as_bytes()),
+                classify_slow(
+                    std::format!("/x/{name};").as_bytes(),
+                    StaticFiles::Everywhere
+                ),
                 Route::Web
             );
             assert_eq!(
-                classify_canonical(std::format!("/x/{name}").as_bytes()),
+                classify_canonical(
+                    std::format!("/x/{name}").as_bytes(),
+                    StaticFiles::Everywhere
+                ),
                 Some(Route::Excluded)
             );
         }
         for name in ["/css", "/a.cs", "/a.css.map", "/a.css/", "/.css"] {
             assert_ne!(
-                classify_canonical(name.as_bytes()),
+                classify_canonical(name.as_bytes(), StaticFiles::Everywhere),
                 Some(Route::Excluded),
                 "{name}"
             );
@@ -576,8 +649,14 @@ mod tests {
             )
         ) {
             let target: std::string::String = parts.concat();
-            if let Some(fast) = classify_canonical(target.as_bytes()) {
-                proptest::prop_assert_eq!(fast, classify_slow(target.as_bytes()), "{}", target);
+            for static_files in [StaticFiles::Everywhere, StaticFiles::Under(&["/a", "/x.css"])] {
+                if let Some(fast) = classify_canonical(target.as_bytes(), static_files) {
+                    proptest::prop_assert_eq!(
+                        fast,
+                        classify_slow(target.as_bytes(), static_files),
+                        "{} {:?}", target, static_files
+                    );
+                }
             }
         }
     }
@@ -586,5 +665,28 @@ mod tests {
     fn non_utf8_bytes_are_classified() {
         assert_eq!(classify_bytes(b"/\xff\xfe.css"), Route::Excluded);
         assert_eq!(classify_bytes(b"/api/\xff"), Route::Api);
+    }
+
+    #[test]
+    fn static_prefixes_narrow_the_extension_rule() {
+        let assets = StaticFiles::Under(&["/css", "/assets/js/", "relative"]);
+        for (target, route) in [
+            ("/css/site.css", Route::Excluded),
+            ("/css/a/b.png?v=1", Route::Excluded),
+            ("/assets/js/app.js", Route::Excluded),
+            ("/assets/js;v=1/app.js", Route::Web),
+            ("/css;v=1/site.css", Route::Web),
+            ("/css", Route::Web),
+            ("/css.css", Route::Web),
+            ("/cssx/site.css", Route::Web),
+            ("/relative/a.css", Route::Web),
+            ("/api/v1/documents/42.css", Route::Api),
+            ("/api/v1/documents/42.woff2", Route::Api),
+            ("http://host/css/site.css", Route::Excluded),
+            ("/admin/x.css", Route::Excluded),
+            ("/search%3F.css", Route::Ambiguous),
+        ] {
+            assert_eq!(classify_with(target, assets), route, "{target}");
+        }
     }
 }

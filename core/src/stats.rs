@@ -2,18 +2,20 @@
 
 use core::time::Duration;
 
-use crate::{CpuPercent, FailureCounter, Instant, LoadControl, Route, Settings};
+use crate::{ClusterStatus, CpuPercent, Instant, LoadControl, Route, Settings};
 
 /// What HTTP load control sees and did, at one instant. Allocation-free and `Copy`.
 ///
 /// ```
-/// use load_core::{CpuPercent, FailureCounter, Instant, LoadControl, Outcome};
+/// use load_core::monitor::{ClusterSink, Sink};
+/// use load_core::{ClusterStatus, CpuPercent, Instant, LoadControl, Outcome, Stats};
 ///
 /// let control = LoadControl::new(80, 90);
-/// let failures = FailureCounter::new();
-/// control.record(Instant::from_secs(10), Outcome::Sample(CpuPercent::new(85)));
+/// let status = ClusterStatus::new();
+/// let sink = ClusterSink::new(&control, &status);
+/// sink.on_outcome(Instant::from_secs(10), Outcome::Sample(CpuPercent::new(85)));
 /// let _ = control.check("/search");
-/// let stats = control.stats(&failures, Instant::from_secs(12));
+/// let stats = Stats::of(&control, &status, Instant::from_secs(12));
 /// assert_eq!(stats.cpu, CpuPercent::new(85));
 /// assert_eq!(stats.sample_age, Some(core::time::Duration::from_secs(2)));
 /// assert_eq!((stats.rejected_web, stats.rejecting_web), (1, true));
@@ -38,7 +40,7 @@ pub struct Stats {
     /// Nodes that the last successful poll reported as failed.
     pub failed_nodes: u32,
     /// Which of the cluster's addresses answered the last successful poll (an index into
-    /// [`crate::Config::search_engine_url`]); `None` before the first.
+    /// [`crate::ClusterConfig::urls`]); `None` before the first.
     pub endpoint: Option<u8>,
     /// Web requests rejected (in monitor mode: that would have been).
     pub rejected_web: u32,
@@ -55,14 +57,15 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// A snapshot of `control` at `now`, with the monitor's `failures`. Takes the
+    /// A snapshot of `control` and its monitor's `status` at `now`. Takes the
     /// monitor-side lock briefly (never taken by requests).
     #[must_use]
-    pub fn of(control: &LoadControl, failures: &FailureCounter, now: Instant) -> Stats {
-        let (nodes, failed_nodes) = control.nodes();
+    pub fn of(control: &LoadControl, status: &ClusterStatus, now: Instant) -> Stats {
+        let (nodes, failed_nodes) = status.nodes();
+        let failures = status.failures();
         Stats {
             cpu: control.cpu(),
-            raw_cpu: control.raw_cpu(),
+            raw_cpu: status.raw_cpu(),
             sample_age: control
                 .last_success()
                 .map(|then| now.saturating_duration_since(then)),
@@ -71,12 +74,12 @@ impl Stats {
             total_failures: failures.total(),
             nodes,
             failed_nodes,
-            endpoint: control.endpoint(),
+            endpoint: status.endpoint(),
             rejected_web: control.rejected(Route::Web),
             rejected_api: control.rejected(Route::Api),
             rejecting_web: control.is_rejecting(Route::Web),
             rejecting_api: control.is_rejecting(Route::Api),
-            transitions: control.transitions(),
+            transitions: status.transitions(),
             settings: control.settings(),
         }
     }

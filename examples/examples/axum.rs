@@ -20,8 +20,8 @@ use axum::routing::get;
 use axum::{Json, Router, ServiceExt};
 use futures::future::Either;
 use load_tokio::{
-    Adaptive, Config, CpuSourceKind, DEFAULT_CGROUP_ROOT, LoadControlLayer, LoadGuard,
-    OpenSearchSource, SystemSource,
+    BackgroundGate, Config, FromConfig, LoadControlLayer, LoadGuard, OpenSearchSource, Role,
+    SystemSource,
 };
 use serde_json::{Value, json};
 use tower_layer::Layer;
@@ -31,7 +31,7 @@ type Guard = LoadGuard<Either<OpenSearchSource, SystemSource>>;
 #[derive(Clone)]
 struct AppState {
     guard: Guard,
-    background: Adaptive,
+    background: BackgroundGate,
     crawled: Arc<AtomicU64>,
 }
 
@@ -61,15 +61,17 @@ async fn stats(State(state): State<AppState>) -> Json<Value> {
     }))
 }
 
+/// The cluster when its address is configured, else this machine's CPU (single box).
 fn guard(config: &Config) -> Result<Guard, String> {
-    let source = match &config.search_engine_url {
-        Some(_) => Either::Left(OpenSearchSource::from_config(config).map_err(|e| e.to_string())?),
-        None => Either::Right(
-            SystemSource::with_kind(CpuSourceKind::Host, DEFAULT_CGROUP_ROOT)
-                .map_err(|e| e.to_string())?,
-        ),
+    let source = match &config.cluster.urls {
+        Some(_) => Either::Left(OpenSearchSource::from_config(config, Role::Cluster)),
+        None => Either::Right(SystemSource::from_config(config, Role::Cluster)),
     };
-    Ok(LoadGuard::with_source(config, source))
+    let source = match source {
+        Either::Left(cluster) => Either::Left(cluster.map_err(|e| e.to_string())?),
+        Either::Right(local) => Either::Right(local.map_err(|e| e.to_string())?),
+    };
+    Ok(LoadGuard::with_source(&config.control, source))
 }
 
 struct Args {
@@ -114,7 +116,10 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (guard, background) = match (guard(&args.config), Adaptive::from_config(&args.config)) {
+    let (guard, background) = match (
+        guard(&args.config),
+        BackgroundGate::from_config(&args.config),
+    ) {
         (Ok(guard), Ok(background)) => (guard, background),
         (Err(error), _) => {
             eprintln!("axum example: error: {error}");

@@ -12,12 +12,15 @@ use hyper::header::{
     CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER,
 };
 use hyper::{Request, Response, StatusCode};
+use load_smol::Runtime;
+use load_smol::load_runtime::{BackgroundGate, LoadGuard};
 use load_smol::monitor::Stop;
-use load_smol::rt::{Adaptive, LoadGuard, Runtime};
 use load_smol::{
-    Clock, ClusterClient, Config, CpuSource, CpuSourceKind, DEFAULT_CGROUP_ROOT, Decision, Mode,
-    OpenSearchSource, Route, Smoothing, SystemSource, keys,
+    Clock, Config, Decision, FixedSource, FromConfig, Mode, OpenSearchSource, Role, Route,
+    Smoothing, SystemSource, keys,
 };
+
+use crate::cluster::ClusterClient;
 
 use crate::corpus::{Corpus, DEFAULT_DOCUMENTS, Document};
 use crate::dashboard;
@@ -27,10 +30,13 @@ use serde_json::json;
 /// The cluster signal: the cluster when its address is known, else this machine's CPU.
 pub type ClusterSource = Either<OpenSearchSource, SystemSource>;
 
+/// The local signal: this machine's CPU, or a test double.
+pub type LocalSource = Either<SystemSource, &'static FixedSource>;
+
 /// The application state shared by every connection.
 pub struct App<R: Runtime + Default> {
     guard: LoadGuard<R, ClusterSource>,
-    background: Adaptive<R>,
+    background: BackgroundGate<R, LocalSource>,
     config: Mutex<Config>,
     /// Search and indexing on the cluster; `None` single-box (the built-in documents).
     search: Option<Search>,
@@ -109,20 +115,27 @@ impl<R: Runtime + Default> App<R> {
     ///
     /// As [`App::new`].
     pub fn new_with(config: Config, options: &DemoOptions) -> Result<Arc<App<R>>, String> {
-        let cluster: ClusterSource = match &config.search_engine_url {
+        let cluster: ClusterSource = match &config.cluster.urls {
             Some(urls) => Either::Left(
-                OpenSearchSource::from_config(&config)
+                OpenSearchSource::from_config(&config, Role::Cluster)
                     .map_err(|e| format!("search_engine.http.url {urls}: {e}"))?,
             ),
             // Single-box: the search engine runs on this host, so it is the host's CPU.
             None => Either::Right(
-                SystemSource::with_kind(CpuSourceKind::Host, DEFAULT_CGROUP_ROOT)
+                SystemSource::from_config(&config, Role::Cluster)
                     .map_err(|e| format!("cannot read this machine's CPU: {e}"))?,
             ),
         };
-        let background =
-            Adaptive::from_config(&config).map_err(|e| format!("adaptive load control: {e}"))?;
-        let search = match config.search_engine_url {
+        let background = if config.control.adaptive_enabled() {
+            let local = SystemSource::from_config(&config, Role::Local)
+                .map_err(|e| format!("adaptive load control: {e}"))?;
+            BackgroundGate::with_source(&config.control, Either::Left(local))
+        } else {
+            // Off: the gate never samples, whatever it is given.
+            static NEVER: FixedSource = FixedSource::new(None);
+            BackgroundGate::with_source(&config.control, Either::Right(&NEVER))
+        };
+        let search = match config.cluster.urls {
             Some(urls) if options.search == SearchMode::Cluster => {
                 if !valid_index(&options.index) {
                     return Err(format!(
@@ -130,7 +143,7 @@ impl<R: Runtime + Default> App<R> {
                         options.index
                     ));
                 }
-                let client = ClusterClient::from_config(&config)
+                let client = ClusterClient::from_config(&config.cluster)
                     .map_err(|e| format!("search_engine.http.url {urls}: {e}"))?;
                 Some(Search::new(client, &options.index))
             }
@@ -146,13 +159,12 @@ impl<R: Runtime + Default> App<R> {
     }
 
     /// The application with explicit sources (tests use scripted ones).
-    pub fn with_sources<L: CpuSource + Send + 'static>(
+    pub fn with_sources(
         config: Config,
         cluster: ClusterSource,
-        local: L,
+        local: &'static FixedSource,
     ) -> Arc<App<R>> {
-        let background =
-            Adaptive::with_source_every(config.adaptive_threshold, config.monitor_interval, local);
+        let background = BackgroundGate::with_source(&config.control, Either::Right(local));
         Self::build(
             config,
             cluster,
@@ -165,12 +177,12 @@ impl<R: Runtime + Default> App<R> {
     fn build(
         config: Config,
         cluster: ClusterSource,
-        background: Adaptive<R>,
+        background: BackgroundGate<R, LocalSource>,
         search: Option<Search>,
         corpus: Corpus,
     ) -> Arc<App<R>> {
         Arc::new(App {
-            guard: LoadGuard::with_source(&config, cluster),
+            guard: LoadGuard::with_source(&config.control, cluster),
             background,
             config: Mutex::new(config),
             search,
@@ -191,7 +203,7 @@ impl<R: Runtime + Default> App<R> {
 
     /// The background-work gate.
     #[must_use]
-    pub fn background(&self) -> &Adaptive<R> {
+    pub fn background(&self) -> &BackgroundGate<R, LocalSource> {
         &self.background
     }
 
@@ -295,10 +307,10 @@ impl<R: Runtime + Default> App<R> {
     /// The configuration in force.
     #[must_use]
     pub fn config(&self) -> Config {
-        *self
-            .config
+        self.config
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Applies a new configuration at run time and logs, at INFO, every key that changed.
@@ -322,8 +334,8 @@ impl<R: Runtime + Default> App<R> {
             }
         }
         let applied = current.reloadable(new);
-        self.guard.reload(&applied);
-        self.background.reload(&applied);
+        self.guard.reload(&applied.control);
+        self.background.reload(&applied.control);
         *current = applied;
     }
 
@@ -418,9 +430,10 @@ impl<R: Runtime + Default> App<R> {
                     )
                 };
                 if status == StatusCode::SERVICE_UNAVAILABLE {
-                    response
-                        .headers_mut()
-                        .insert(RETRY_AFTER, HeaderValue::from(self.config().retry_after));
+                    response.headers_mut().insert(
+                        RETRY_AFTER,
+                        HeaderValue::from(self.config().control.retry_after),
+                    );
                 }
                 response
             }
@@ -551,11 +564,11 @@ impl<R: Runtime + Default> App<R> {
                 Mode::Monitor => "monitor",
             },
             "thresholds": {
-                "web": config.web_threshold,
-                "api": config.api_threshold,
+                "web": config.control.web_threshold.get(),
+                "api": config.control.api_threshold.get(),
                 "adaptive": adaptive.threshold,
             },
-            "cluster": match &config.search_engine_url {
+            "cluster": match &config.cluster.urls {
                 Some(urls) => urls.to_string(),
                 None => "local (this machine's CPU)".to_owned(),
             },
@@ -613,7 +626,7 @@ impl<R: Runtime + Default> App<R> {
         .collect();
         settings.push((
             "answered the last poll",
-            match (&config.search_engine_url, self.answered()) {
+            match (&config.cluster.urls, self.answered()) {
                 (None, _) => "this machine".to_owned(),
                 (Some(_), Some(url)) => url,
                 (Some(_), None) => "none yet".to_owned(),
@@ -626,7 +639,7 @@ impl<R: Runtime + Default> App<R> {
                 local: &local,
                 local_now,
                 window: dashboard_window(
-                    config.monitor_interval,
+                    config.control.monitor_interval,
                     [
                         cluster
                             .oldest()
@@ -636,11 +649,11 @@ impl<R: Runtime + Default> App<R> {
                             .map(|p| local_now.saturating_duration_since(p.at)),
                     ],
                 ),
-                web_threshold: config.web_threshold,
-                api_threshold: config.api_threshold,
-                adaptive_threshold: config.adaptive_threshold,
-                smoothing: !matches!(config.smoothing, Smoothing::None),
-                mode: config.mode,
+                web_threshold: config.control.web_threshold,
+                api_threshold: config.control.api_threshold,
+                adaptive_threshold: config.control.adaptive_threshold,
+                smoothing: !matches!(config.control.smoothing, Smoothing::None),
+                mode: config.control.mode,
                 monitor_started: self.guard.monitor_started(),
                 rejecting_web: live.rejecting_web,
                 rejecting_api: live.rejecting_api,
@@ -659,7 +672,7 @@ impl<R: Runtime + Default> App<R> {
     /// The address (without credentials) that answered the last successful poll, if any.
     #[must_use]
     pub fn answered(&self) -> Option<String> {
-        let urls = self.config().search_engine_url?;
+        let urls = self.config().cluster.urls?;
         let index = self.guard.stats().endpoint?;
         urls.get(usize::from(index))
             .map(|url| url.without_credentials().to_string())

@@ -271,13 +271,13 @@ pub fn load_config(options: &Options) -> Result<Config, CliError> {
             config.apply_env(var).map_err(|e| setup(&e))?;
             config
         }
-        ConfigFrom::Value(config) => **config,
+        ConfigFrom::Value(config) => (**config).clone(),
         ConfigFrom::File(path) => {
-            load_smol::rt::read_config_with_env(path, var).map_err(|e| setup(&e))?
+            load_smol::read_config_with_env(path, var).map_err(|e| setup(&e))?
         }
     };
     if let Some(urls) = options.opensearch {
-        config.search_engine_url = Some(urls);
+        config.cluster.urls = Some(urls);
     }
     config.validate().map_err(|e| setup(&e))?;
     Ok(config)
@@ -409,13 +409,7 @@ mod tests {
         std::fs::write(&file, "search_engine.http.url=http://file:9200\n").unwrap();
         let env =
             |name: &str| (name == "SEARCH_ENGINE_HTTP_URL").then(|| "http://env:9200".to_owned());
-        let first = |options: &Options| {
-            load_config(options)
-                .unwrap()
-                .search_engine_url
-                .unwrap()
-                .first()
-        };
+        let first = |options: &Options| load_config(options).unwrap().cluster.urls.unwrap().first();
 
         let mut options = parse_args(args(&["--config", file.to_str().unwrap()]), no_env).unwrap();
         assert_eq!(first(&options).as_str(), "http://file:9200");

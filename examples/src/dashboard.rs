@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use load_smol::history::{ClusterPoint, LocalPoint, Timeline};
-use load_smol::{CpuPercent, Instant, Mode};
+use load_smol::{CpuPercent, Instant, Mode, Threshold};
 
 /// The charts' drawing box, in SVG user units: the plot area is `PLOT_W` × `PLOT_H` at
 /// (`LEFT`, `TOP`), with room for the axis labels around it.
@@ -39,9 +39,9 @@ pub struct View<'a> {
     /// How much time the charts span (ending now).
     pub window: Duration,
     /// `web.load.control`.
-    pub web_threshold: i32,
+    pub web_threshold: Threshold,
     /// `api.load.control`.
-    pub api_threshold: i32,
+    pub api_threshold: Threshold,
     /// `adaptive.load.control`.
     pub adaptive_threshold: i32,
     /// Whether smoothing is on (the effective CPU is drawn beside the raw one).
@@ -221,11 +221,6 @@ fn threshold_line(svg: &mut String, class: &str, label: &str, threshold: i32, ac
     );
 }
 
-/// Whether a web or API threshold acts: below 100 (at 0 or less it rejects everything).
-fn http_threshold_acts(threshold: i32) -> bool {
-    threshold < 100
-}
-
 /// Whether the adaptive threshold acts: above 0 (at 100 work waits at 100 % CPU).
 fn adaptive_threshold_acts(threshold: i32) -> bool {
     threshold > 0
@@ -272,15 +267,15 @@ pub fn cluster_chart(view: &View<'_>) -> String {
         &mut svg,
         "web",
         "web",
-        view.web_threshold,
-        http_threshold_acts(view.web_threshold),
+        i32::from(view.web_threshold.get()),
+        !view.web_threshold.is_off(),
     );
     threshold_line(
         &mut svg,
         "api",
         "API",
-        view.api_threshold,
-        http_threshold_acts(view.api_threshold),
+        i32::from(view.api_threshold.get()),
+        !view.api_threshold.is_off(),
     );
     let x = |p: &ClusterPoint| time_x(p.at, now, window);
     let shown: Vec<&ClusterPoint> = points
@@ -426,10 +421,10 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-fn state(rejecting: bool, threshold: i32) -> (&'static str, String) {
-    if !http_threshold_acts(threshold) {
+fn state(rejecting: bool, threshold: Threshold) -> (&'static str, String) {
+    if threshold.is_off() {
         ("off", "off".to_owned())
-    } else if threshold <= 0 {
+    } else if threshold.rejects_all() {
         (
             "rejecting",
             format!("rejecting every request (threshold {threshold})"),

@@ -8,6 +8,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod cluster;
 pub mod corpus;
 pub mod dashboard;
 pub mod http;

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::AtomicU64;
 
-use load_smol::rt::AdaptiveStats;
+use load_smol::BackgroundStats;
 use load_smol::{Mode, Stats};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -64,7 +64,7 @@ fn counter_by_label(
 #[must_use]
 pub fn render(
     stats: &Stats,
-    adaptive: &AdaptiveStats,
+    adaptive: &BackgroundStats,
     crawled: u64,
     answered: Option<&str>,
 ) -> String {
@@ -148,8 +148,14 @@ pub fn render(
         "threshold_percent",
         "Thresholds in force (100: not controlled)",
         &[
-            (&[("class", "web")], i64::from(stats.settings.web_threshold)),
-            (&[("class", "api")], i64::from(stats.settings.api_threshold)),
+            (
+                &[("class", "web")],
+                i64::from(stats.settings.web_threshold.get()),
+            ),
+            (
+                &[("class", "api")],
+                i64::from(stats.settings.api_threshold.get()),
+            ),
             (&[("class", "adaptive")], i64::from(adaptive.threshold)),
         ],
     );

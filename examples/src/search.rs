@@ -1,12 +1,15 @@
 //! Search and indexing on a real cluster, as Fess does them: a match query for 10 hits with
 //! a highlighted fragment, and `_bulk` indexing of the crawler's documents into an index
 //! created with its mapping when missing. Requests go through
-//! [`load_smol::ClusterClient`], the HTTP stack and settings the monitor polls with.
+//! [`crate::cluster::ClusterClient`], the HTTP stack and settings the monitor polls with.
 
 use std::fmt;
 use std::time::Duration;
 
-use load_smol::{ClusterClient, HttpMethod, SourceError};
+use hyper::Method;
+use load_smol::SourceError;
+
+use crate::cluster::ClusterClient;
 use serde_json::{Value, json};
 
 use crate::corpus::Document;
@@ -199,7 +202,7 @@ impl Search {
     /// The cluster is out of reach or refuses.
     pub async fn ensure_index(&self) -> Result<bool, SearchError> {
         let path = format!("/{}", self.index);
-        let head = self.client.request(HttpMethod::Head, &path, None).await?;
+        let head = self.client.request(Method::HEAD, &path, None).await?;
         match head.status {
             200 => return Ok(false),
             404 => {}
@@ -220,7 +223,7 @@ impl Search {
         });
         let created = self
             .client
-            .request(HttpMethod::Put, &path, Some(mapping.to_string().as_bytes()))
+            .request(Method::PUT, &path, Some(mapping.to_string().as_bytes()))
             .await?;
         if created.is_success() {
             return Ok(true);
@@ -254,7 +257,7 @@ impl Search {
         }
         let answer = self
             .client
-            .request(HttpMethod::Post, "/_bulk", Some(body.as_bytes()))
+            .request(Method::POST, "/_bulk", Some(body.as_bytes()))
             .await?;
         if !answer.is_success() {
             return Err(SearchError::Status {
@@ -298,7 +301,7 @@ impl Search {
         let path = format!("/{}/_search", self.index);
         let answer = self
             .client
-            .request(HttpMethod::Post, &path, Some(body.to_string().as_bytes()))
+            .request(Method::POST, &path, Some(body.to_string().as_bytes()))
             .await?;
         if !answer.is_success() {
             return Err(SearchError::Status {

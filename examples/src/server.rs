@@ -9,9 +9,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use load_async_std::AsyncStd;
+use load_smol::Runtime;
 use load_smol::Smol;
 use load_smol::monitor::Stop;
-use load_smol::rt::Runtime;
 
 use crate::app::App;
 use crate::cli::{CliError, Options, RuntimeKind, load_config};
@@ -287,28 +287,28 @@ pub fn start(options: &Options) -> Result<RunningServer, CliError> {
 /// Logs what the configuration means, once, at start-up.
 fn describe(config: &load_smol::Config, runtime: RuntimeKind) {
     log::info!("Runtime: {}", runtime.name());
-    match &config.search_engine_url {
+    match &config.cluster.urls {
         Some(url) => log::info!("Search engine: {url}"),
         None => log::info!(
             "No search_engine.http.url: the cluster CPU signal is this machine's own CPU \
              (single-box mode, as when the search engine runs on this host)"
         ),
     }
-    if config.http_control_enabled() {
+    if config.control.http_control_enabled() {
         log::info!(
             "HTTP load control: web requests get 429 at cluster CPU >= {}%, API requests at >= {}% \
              (>= 100 means never); polled every {:?} from the first controlled request",
-            config.web_threshold,
-            config.api_threshold,
-            config.monitor_interval
+            config.control.web_threshold,
+            config.control.api_threshold,
+            config.control.monitor_interval
         );
     } else {
         log::info!("HTTP load control is off (web.load.control and api.load.control are >= 100)");
     }
-    if config.adaptive_enabled() {
+    if config.control.adaptive_enabled() {
         log::info!(
             "Adaptive load control: background work waits while this machine's CPU is >= {}%",
-            config.adaptive_threshold
+            config.control.adaptive_threshold
         );
     } else {
         log::info!("Adaptive load control is off (adaptive.load.control <= 0)");

@@ -11,9 +11,11 @@ use std::time::Duration;
 
 use load_examples::app::App;
 use load_examples::dashboard::{self, View};
-use load_smol::history::{ClusterHistory, LocalHistory, Recorded};
+use load_smol::history::{ClusterHistory, LocalHistory};
 use load_smol::load_core::{AdaptiveGate, LoadControl, Outcome};
 use load_smol::monitor::Sink;
+use load_smol::monitor::{ClusterSink, LocalSink};
+use load_smol::{ClusterStatus, Threshold};
 use load_smol::{Config, CpuPercent, CpuSample, Instant, Mode};
 
 /// The cluster's CPU at seconds 1 to 12 (`None`: the poll failed), and the web and API
@@ -36,7 +38,8 @@ const POLLS: [(Option<u8>, usize, usize); 12] = [
 fn cluster_history() -> ClusterHistory {
     let control = LoadControl::new(70, 90);
     let history = ClusterHistory::new();
-    let sink = Recorded::new(&control, &history);
+    let status = ClusterStatus::new();
+    let sink = ClusterSink::new(&control, &status).with_history(&history);
     for (second, (cpu, web, api)) in (1..).zip(POLLS) {
         let now = Instant::from_secs(second);
         match cpu {
@@ -56,7 +59,7 @@ fn cluster_history() -> ClusterHistory {
 fn local_history() -> LocalHistory {
     let gate: AdaptiveGate = AdaptiveGate::new(75);
     let history = LocalHistory::new();
-    let sink = Recorded::new(&gate, &history);
+    let sink = LocalSink::new(&gate).with_history(&history);
     for (second, cpu) in (1..).zip([40, 50, 90, 95, 60, 40]) {
         sink.on_outcome(
             Instant::from_secs(second),
@@ -77,8 +80,8 @@ fn view<'a>(
         local_now: Instant::from_secs(7),
         // 20 s: one second is 30 units wide, so every x below is easy to work out.
         window: Duration::from_secs(20),
-        web_threshold: 70,
-        api_threshold: 90,
+        web_threshold: Threshold::from_fess(70),
+        api_threshold: Threshold::from_fess(90),
         adaptive_threshold: 75,
         smoothing: false,
         mode: Mode::Enforce,
@@ -203,13 +206,14 @@ fn the_local_chart_shades_the_paused_work() {
 #[test]
 fn smoothing_adds_the_line_that_decides() {
     let mut config = Config::default();
-    config.web_threshold = 70;
-    config.smoothing = load_smol::Smoothing::Ewma {
+    config.control.web_threshold = 70.into();
+    config.control.smoothing = load_smol::Smoothing::Ewma {
         tau: Duration::from_secs(5),
     };
-    let control = LoadControl::from_config(&config);
+    let control = LoadControl::from_config(&config.control);
     let history: ClusterHistory = ClusterHistory::new();
-    let sink = Recorded::new(&control, &history);
+    let status = ClusterStatus::new();
+    let sink = ClusterSink::new(&control, &status).with_history(&history);
     for (second, cpu) in (1..).zip([20, 90, 90]) {
         sink.on_sample(
             Instant::from_secs(second),
@@ -231,8 +235,8 @@ fn thresholds_that_cannot_be_reached_draw_no_line() {
     let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
     let mut view = view(&cluster, &local);
     // 100 and above: web and API control off; 0 and below: the adaptive gate off.
-    view.web_threshold = 100;
-    view.api_threshold = 120;
+    view.web_threshold = 100.into();
+    view.api_threshold = 120.into();
     view.adaptive_threshold = 0;
     let page = dashboard::page(&view);
     assert!(!page.contains("class=\"threshold"), "{page}");
@@ -246,8 +250,8 @@ fn thresholds_that_cannot_be_reached_draw_no_line() {
 fn thresholds_at_the_edges_are_drawn_as_they_act() {
     let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
     let mut view = view(&cluster, &local);
-    view.web_threshold = 0;
-    view.api_threshold = -5;
+    view.web_threshold = 0.into();
+    view.api_threshold = Threshold::from_fess(-5);
     view.adaptive_threshold = 100;
     view.rejecting_web = true;
     view.rejecting_api = true;
@@ -284,7 +288,8 @@ fn the_badges_follow_the_live_state() {
 fn points_before_the_window_are_left_out() {
     let control = LoadControl::new(70, 90);
     let history: ClusterHistory = ClusterHistory::new();
-    let sink = Recorded::new(&control, &history);
+    let status = ClusterStatus::new();
+    let sink = ClusterSink::new(&control, &status).with_history(&history);
     for (second, cpu) in [(1, 95), (2, 95), (3, 20), (50, 95), (55, 30), (58, 40)] {
         sink.on_sample(
             Instant::from_secs(second),
@@ -311,7 +316,8 @@ fn points_before_the_window_are_left_out() {
 fn a_period_that_began_before_the_window_starts_at_its_edge() {
     let control = LoadControl::new(70, 90);
     let history: ClusterHistory = ClusterHistory::new();
-    let sink = Recorded::new(&control, &history);
+    let status = ClusterStatus::new();
+    let sink = ClusterSink::new(&control, &status).with_history(&history);
     for second in [1, 30, 59] {
         sink.on_sample(
             Instant::from_secs(second),
@@ -387,7 +393,7 @@ fn the_last_poll_error_shows_no_password() {
         "web.load.control=70\nsearch_engine.http.url=http://admin:Hunter2-pw@{dead}\n"
     ))
     .expect("config");
-    config.monitor_interval = Duration::from_secs(1);
+    config.control.monitor_interval = Duration::from_secs(1);
     let app = App::<load_smol::Smol>::new(config).expect("app");
     let _ = smol::block_on(app.handle(&hyper::Request::get("/search").body(()).expect("request")));
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use load_core::opensearch::{ParseError, error_summary, parse_node_stats};
+use load_core::node_stats::{ParseError, error_summary, parse_node_stats};
 
 fuzz_target!(|body: &[u8]| {
     let parsed = parse_node_stats(body);

@@ -5,9 +5,8 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures::future::{Either, Ready, ready};
-use http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
-use http::{Request, Response, StatusCode};
-use load_core::{CpuSource, Decision, OpenSearchSource, Route};
+use http::{Request, Response};
+use load_runtime::{CpuSource, Decision};
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -24,14 +23,14 @@ use crate::LoadGuard;
 ///
 /// ```
 /// use axum::{Router, ServiceExt, extract::Request, routing::get};
-/// use load_tokio::{Config, CpuPercent, FixedSource, LoadControlLayer, LoadGuard};
+/// use load_tokio::{ControlConfig, CpuPercent, FixedSource, LoadControlLayer, LoadGuard};
 /// use tower_layer::Layer;
 ///
 /// static CLUSTER: FixedSource = FixedSource::new(CpuPercent::new(10)); // a stand-in
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
-/// let mut config = Config::new();
-/// config.web_threshold = 80;
+/// let mut config = ControlConfig::new();
+/// config.web_threshold = 80.into();
 /// let guard = LoadGuard::with_source(&config, &CLUSTER);
 /// let router = Router::new().route("/search", get(|| async { "results" }));
 /// let app = LoadControlLayer::new(guard).layer(router);
@@ -42,7 +41,7 @@ use crate::LoadGuard;
 /// # }
 /// # Ok(()) }
 /// ```
-pub struct LoadControlLayer<S = OpenSearchSource> {
+pub struct LoadControlLayer<S> {
     guard: LoadGuard<S>,
 }
 
@@ -87,14 +86,18 @@ impl<Svc, S> Layer<Svc> for LoadControlLayer<S> {
 /// target, its path), as received: tower services see it before any router normalises it.
 /// A rejected request is answered here with the guard's busy response: status 429,
 /// `Retry-After`, and Fess's API JSON or the busy page with its content type, byte for byte
-/// what [`load_core::busy::response`] gives; the inner service is not called. An admitted
+/// what [`load_runtime::load_core::busy::response`] gives; the inner service is not called. An admitted
 /// request goes to the inner service untouched. The first controlled request starts the
 /// cluster monitor through the guard, exactly once.
+///
+/// Fess's static-file rule applies as the guard's configuration says: set
+/// `ControlConfig::static_files` ([`load_runtime::StaticFiles`]) so that a route such as
+/// `/api/v1/documents/{id}` is controlled whatever extension the id ends with.
 ///
 /// Readiness is the inner service's: like other tower middleware that can answer by itself,
 /// a rejection consumes the readiness obtained from `poll_ready` without calling the inner
 /// service (routers such as axum's are always ready).
-pub struct LoadControlService<Svc, S = OpenSearchSource> {
+pub struct LoadControlService<Svc, S> {
     inner: Svc,
     guard: LoadGuard<S>,
 }
@@ -138,25 +141,9 @@ where
             .map_or("", |target| target.as_str());
         match self.guard.check(target) {
             Decision::Allow => Either::Left(self.inner.call(request)),
-            Decision::Reject(route) => Either::Right(ready(Ok(busy(&self.guard, route)))),
+            Decision::Reject(route) => {
+                Either::Right(ready(Ok(self.guard.busy_http_response(route))))
+            }
         }
     }
-}
-
-/// The guard's busy response for `route` as an `http::Response`.
-fn busy<S, B: From<Bytes>>(guard: &LoadGuard<S>, route: Route) -> Response<B> {
-    let busy = guard.busy_response(route);
-    let mut response = Response::new(B::from(Bytes::copy_from_slice(busy.body())));
-    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
-    let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static(busy.content_type()));
-    for (name, value) in busy.headers() {
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(value),
-        ) {
-            headers.insert(name, value);
-        }
-    }
-    response
 }

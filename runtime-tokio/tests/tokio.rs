@@ -14,18 +14,18 @@ use axum::{Router, ServiceExt};
 use load_tests::Answer;
 use load_tests::{Reply, Stub};
 use load_tokio::{
-    Adaptive, Config, CpuPercent, CpuSample, CpuSource, LoadControlLayer, LoadGuard,
-    OpenSearchOptions, OpenSearchSource, Route, SourceError, Tokio, Url,
+    BackgroundGate, ControlConfig, CpuPercent, CpuSample, CpuSource, LoadControlLayer, LoadGuard,
+    NodeUrl, OpenSearchOptions, OpenSearchSource, Route, SourceError, Tokio,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower_layer::Layer;
 
 const INTERVAL: Duration = Duration::from_millis(50);
 
-fn config(web: i32, api: i32) -> Config {
-    let mut config = Config::new();
-    config.web_threshold = web;
-    config.api_threshold = api;
+fn config(web: i32, api: i32) -> ControlConfig {
+    let mut config = ControlConfig::new();
+    config.web_threshold = web.into();
+    config.api_threshold = api.into();
     config.monitor_interval = INTERVAL;
     config
 }
@@ -245,7 +245,7 @@ async fn a_thousand_concurrent_first_requests_start_one_monitor() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiters_sleep_while_busy_and_all_resume() {
     let dial = Dial::at(90);
-    let gate = Adaptive::with_source_every(50, INTERVAL, dial.clone());
+    let gate = BackgroundGate::with_source_every(50, INTERVAL, dial.clone());
     assert!(eventually(Duration::from_secs(5), || gate.cpu() == CpuPercent::new(90)).await);
     let done = Arc::new(AtomicUsize::new(0));
     for _ in 0..100 {
@@ -274,7 +274,7 @@ async fn waiters_sleep_while_busy_and_all_resume() {
 #[tokio::test(flavor = "current_thread")]
 async fn ten_thousand_waiters_cost_no_polling() {
     let dial = Dial::at(90);
-    let gate = Adaptive::with_source_every(50, INTERVAL, dial.clone());
+    let gate = BackgroundGate::with_source_every(50, INTERVAL, dial.clone());
     assert!(eventually(Duration::from_secs(5), || gate.cpu() == CpuPercent::new(90)).await);
     let done = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -346,7 +346,7 @@ fn a_handle_of_your_own() {
 }
 
 fn stub_source(stub: &Stub) -> OpenSearchSource {
-    let url = Url::parse(&stub.url()).expect("url");
+    let url = NodeUrl::parse(&stub.url()).expect("url");
     OpenSearchSource::with_options(
         &url,
         OpenSearchOptions::new().timeout(Duration::from_secs(2)),

@@ -35,7 +35,7 @@ pub const OPENSEARCH_URL_VAR: &str = "LOAD_OPENSEARCH_URL";
 /// A message naming the value and what is wrong with it.
 pub fn check_cluster_url(value: &str) -> Result<&str, String> {
     let url = value.strip_suffix('/').unwrap_or(value);
-    let parsed = load_core::Url::parse(url).map_err(|e| {
+    let parsed = load_core::NodeUrl::parse(url).map_err(|e| {
         format!(
             "{OPENSEARCH_URL_VAR}={value:?} is not a cluster URL ({e}); expected http://HOST:PORT"
         )
@@ -87,7 +87,7 @@ pub fn wait_until(timeout: std::time::Duration, mut condition: impl FnMut() -> b
 
 /// Polls `condition` every 10 ms on runtime `R`'s timer until it holds or `timeout` passes;
 /// whether it held. The async counterpart of [`wait_until`], for scenarios on a runtime.
-pub async fn eventually<R: load_core::rt::Runtime + Default>(
+pub async fn eventually<R: load_runtime::Runtime + Default>(
     timeout: std::time::Duration,
     mut condition: impl FnMut() -> bool,
 ) -> bool {

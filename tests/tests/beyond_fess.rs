@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use load_core::monitor::handle_outcome;
+use load_core::monitor::{ClusterSink, Sink, handle_outcome};
 use load_core::{
-    Config, CpuPercent, CpuSample, CpuSource, Decision, FailureCounter, FailurePolicy, Instant,
-    LoadControl, ManualClock, Mode, Outcome, Route, ScriptedSource, Smoothing, SourceError,
-    SourceErrorKind, busy,
+    ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, FailurePolicy,
+    Instant, LoadControl, ManualClock, Mode, Outcome, Route, ScriptedSource, Smoothing,
+    SourceError, SourceErrorKind, busy,
 };
 use proptest::prelude::*;
 
@@ -54,7 +54,7 @@ proptest! {
             prop_assert_eq!(control.check(path), fess(path, web, api, fess_cpu));
         }
         for (i, sample) in samples.into_iter().enumerate() {
-            control.record(Instant::from_secs(i as u64), outcome(sample));
+            control.update(Instant::from_secs(i as u64), outcome(sample));
             fess_cpu = sample.unwrap_or(0);
             for path in PATHS {
                 prop_assert_eq!(control.check(path), fess(path, web, api, fess_cpu), "{} at {}", path, fess_cpu);
@@ -67,19 +67,21 @@ proptest! {
         tau in 1u64..120,
         samples in prop::collection::vec((0u64..20_000, 0u8..=100), 1..60),
     ) {
-        let mut config = Config::new();
-        config.web_threshold = 80;
+        let mut config = ControlConfig::new();
+        config.web_threshold = 80.into();
         config.smoothing = Smoothing::Ewma { tau: Duration::from_secs(tau) };
         let control = LoadControl::from_config(&config);
+        let status = ClusterStatus::new();
+        let sink = ClusterSink::new(&control, &status);
         let (mut now, mut low, mut high) = (0, u8::MAX, 0);
         for (dt, value) in samples {
             now += dt;
-            control.record(Instant::from_millis(now), Outcome::Sample(cpu(value)));
+            sink.on_sample(Instant::from_millis(now), &CpuSample::local(cpu(value)));
             low = low.min(value);
             high = high.max(value);
             let smoothed = control.cpu().expect("known").get();
             prop_assert!((low..=high).contains(&smoothed), "{} outside {}..={}", smoothed, low, high);
-            prop_assert_eq!(control.raw_cpu(), cpu(value), "raw stays visible");
+            prop_assert_eq!(status.raw_cpu(), cpu(value), "raw stays visible");
         }
     }
 
@@ -90,17 +92,18 @@ proptest! {
         enter in 1u32..6, margin in 0u8..15, threshold in 20u8..90,
         above in prop::collection::vec((any::<bool>(), 0u8..10), 1..120),
     ) {
-        let mut config = Config::new();
-        config.web_threshold = i32::from(threshold);
+        let mut config = ControlConfig::new();
+        config.web_threshold = i32::from(threshold).into();
         config.enter_samples = enter;
         config.exit_margin = margin;
         let control = LoadControl::from_config(&config);
         let samples = above.len() as u32;
+        let mut entries = 0;
         for (i, (up, delta)) in above.into_iter().enumerate() {
             let value = if up { threshold.saturating_add(delta).min(100) } else { threshold.saturating_sub(1 + delta) };
-            control.record(Instant::from_secs(i as u64), Outcome::Sample(cpu(value)));
+            entries += control.update(Instant::from_secs(i as u64), Outcome::Sample(cpu(value))).entered();
         }
-        prop_assert!(control.transitions() <= samples / enter, "{} entries for {} samples", control.transitions(), samples);
+        prop_assert!(entries <= samples / enter, "{} entries for {} samples", entries, samples);
     }
 
     #[test]
@@ -109,9 +112,9 @@ proptest! {
         samples in prop::collection::vec(prop::option::of(0u8..=100), 0..30),
         policy in prop::sample::select(vec![FailurePolicy::Open, FailurePolicy::Hold, FailurePolicy::Closed]),
     ) {
-        let mut config = Config::new();
-        config.web_threshold = web;
-        config.api_threshold = api;
+        let mut config = ControlConfig::new();
+        config.web_threshold = web.into();
+        config.api_threshold = api.into();
         config.failure_policy = policy;
         config.mode = Mode::Monitor;
         let control = LoadControl::from_config(&config);
@@ -119,7 +122,7 @@ proptest! {
             prop_assert!(control.check(path).is_allowed());
         }
         for (i, sample) in samples.into_iter().enumerate() {
-            control.record(Instant::from_secs(i as u64), outcome(sample));
+            control.update(Instant::from_secs(i as u64), outcome(sample));
             for path in PATHS {
                 prop_assert!(control.check(path).is_allowed());
             }
@@ -131,9 +134,9 @@ proptest! {
         samples in prop::collection::vec((0u64..8, prop::option::weighted(0.5, 0u8..=100)), 0..40),
         stale in 1u64..10,
     ) {
-        let mut config = Config::new();
-        config.web_threshold = 90;
-        config.api_threshold = 95;
+        let mut config = ControlConfig::new();
+        config.web_threshold = 90.into();
+        config.api_threshold = 95.into();
         config.failure_policy = FailurePolicy::Closed;
         config.stale_after = Duration::from_secs(stale);
         let control = LoadControl::from_config(&config);
@@ -151,7 +154,7 @@ proptest! {
         check_unknown(&control)?;
         for (dt, sample) in samples {
             now += dt;
-            control.record(Instant::from_secs(now), outcome(sample));
+            control.update(Instant::from_secs(now), outcome(sample));
             check_unknown(&control)?;
         }
     }
@@ -159,12 +162,12 @@ proptest! {
 
 #[test]
 fn a_reload_is_never_observed_half_applied() {
-    let mut a = Config::new();
-    (a.web_threshold, a.api_threshold, a.mode) = (70, 80, Mode::Enforce);
-    let mut b = Config::new();
-    (b.web_threshold, b.api_threshold, b.mode) = (30, 100, Mode::Monitor);
+    let mut a = ControlConfig::new();
+    (a.web_threshold, a.api_threshold, a.mode) = (70.into(), 80.into(), Mode::Enforce);
+    let mut b = ControlConfig::new();
+    (b.web_threshold, b.api_threshold, b.mode) = (30.into(), 100.into(), Mode::Monitor);
     let control = LoadControl::from_config(&a);
-    let settings = |c: &Config| (c.web_threshold as u8, c.api_threshold as u8, c.mode);
+    let settings = |c: &ControlConfig| (c.web_threshold, c.api_threshold, c.mode);
     let (sa, sb) = (settings(&a), settings(&b));
     let stop = std::sync::atomic::AtomicBool::new(false);
     let reads: [std::sync::atomic::AtomicUsize; 3] = Default::default();
@@ -208,18 +211,24 @@ const fn ok(n: u8) -> Result<CpuSample, SourceError> {
 /// Polls `script` once per second of simulated time; after each poll, the web decision for
 /// `/search` and the effective CPU.
 fn run(
-    config: &Config,
+    config: &ControlConfig,
     script: &'static [Result<CpuSample, SourceError>],
 ) -> Vec<(bool, Option<u8>)> {
     let control = LoadControl::from_config(config);
-    let failures = FailureCounter::new();
+    let status = ClusterStatus::new();
+    let sink = ClusterSink::new(&control, &status);
     let clock = ManualClock::new(Instant::ZERO);
     let source = ScriptedSource::new(script);
     (0..script.len())
         .map(|_| {
             clock.advance(Duration::from_secs(1));
             let outcome = futures::executor::block_on((&source).sample());
-            handle_outcome(&control, &failures, load_core::Clock::now(&clock), outcome);
+            handle_outcome(
+                &sink,
+                status.failures(),
+                load_core::Clock::now(&clock),
+                outcome,
+            );
             (
                 !control.check("/search").is_allowed(),
                 control.cpu().map(CpuPercent::get),
@@ -228,9 +237,9 @@ fn run(
         .collect()
 }
 
-fn web_at(threshold: i32) -> Config {
-    let mut config = Config::new();
-    config.web_threshold = threshold;
+fn web_at(threshold: i32) -> ControlConfig {
+    let mut config = ControlConfig::new();
+    config.web_threshold = threshold.into();
     config
 }
 
@@ -328,7 +337,7 @@ fn scenario_monitor_mode_counts_what_it_would_reject() {
     let mut config = web_at(80);
     config.mode = Mode::Monitor;
     let control = LoadControl::from_config(&config);
-    control.record(Instant::ZERO, Outcome::Sample(cpu(95)));
+    control.update(Instant::ZERO, Outcome::Sample(cpu(95)));
     for _ in 0..5 {
         assert!(control.check("/search").is_allowed());
     }
@@ -340,21 +349,21 @@ fn scenario_monitor_mode_counts_what_it_would_reject() {
 #[test]
 fn scenario_live_thresholds() {
     let control = LoadControl::new(80, 90);
-    control.record(Instant::ZERO, Outcome::Sample(cpu(85)));
+    control.update(Instant::ZERO, Outcome::Sample(cpu(85)));
     assert!(!control.check("/search").is_allowed());
-    let mut looser = Config::new();
-    (looser.web_threshold, looser.api_threshold) = (90, 90);
+    let mut looser = ControlConfig::new();
+    (looser.web_threshold, looser.api_threshold) = (90.into(), 90.into());
     control.reconfigure(&looser);
     assert!(
         control.check("/search").is_allowed(),
         "at once, without a new sample"
     );
-    let mut off = Config::new();
-    (off.web_threshold, off.api_threshold) = (100, 100);
+    let mut off = ControlConfig::new();
+    (off.web_threshold, off.api_threshold) = (100.into(), 100.into());
     control.reconfigure(&off);
     assert!(!control.is_enabled());
-    let mut all = Config::new();
-    all.web_threshold = 0;
+    let mut all = ControlConfig::new();
+    all.web_threshold = 0.into();
     control.reconfigure(&all);
     assert!(!control.check("/search").is_allowed());
 }

@@ -4,10 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use load_core::{
-    Cgroup, CgroupSource, CgroupVersion, CpuPercent, CpuSourceKind, Instant, LocalCpu, ManualClock,
-    SystemSource,
-};
+use load_core::{CpuPercent, CpuSourceKind, Instant, ManualClock};
+use load_system::{Cgroup, CgroupSource, CgroupVersion, LocalCpu, SystemSource};
 
 fn tree(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

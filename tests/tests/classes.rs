@@ -9,7 +9,7 @@ use proptest::prelude::*;
 /// rejecting, one at 100 is not controlled.
 fn control(web: i32, api: i32) -> LoadControl {
     let control = LoadControl::new(web, api);
-    control.record(Instant::ZERO, Outcome::Sample(CpuPercent::new(50)));
+    control.update(Instant::ZERO, Outcome::Sample(CpuPercent::new(50)));
     control
 }
 

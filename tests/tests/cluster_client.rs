@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use load_core::{ClusterClient, ClusterUrls, HttpMethod, OpenSearchOptions, SourceErrorKind};
+use load_core::{ClusterUrls, SourceErrorKind};
+use load_examples::cluster::{ClusterClient, Method};
+use load_opensearch::OpenSearchOptions;
 use load_tests::{Reply, Stub, dead_url};
 
 fn urls(text: &str) -> ClusterUrls {
@@ -21,7 +23,7 @@ fn sends_json_and_returns_any_status_with_its_error() {
     let client =
         ClusterClient::cluster(&urls(&stub.url()), &OpenSearchOptions::new()).expect("client");
     let query = br#"{"query":{"match":{"content":"load"}}}"#;
-    let missing = smol::block_on(client.request(HttpMethod::Post, "/docs/_search", Some(query)))
+    let missing = smol::block_on(client.request(Method::POST, "/docs/_search", Some(query)))
         .expect("an answer");
     assert_eq!(missing.status, 404);
     assert!(!missing.is_success());
@@ -29,7 +31,7 @@ fn sends_json_and_returns_any_status_with_its_error() {
         missing.error_summary(),
         "index_not_found_exception: no such index [docs]"
     );
-    let found = smol::block_on(client.request(HttpMethod::Get, "/docs/_search?size=1", None))
+    let found = smol::block_on(client.request(Method::GET, "/docs/_search?size=1", None))
         .expect("an answer");
     assert!(found.is_success());
     assert_eq!(found.body, br#"{"hits":{"hits":[]}}"#);
@@ -53,7 +55,7 @@ fn credentials_are_sent_and_never_shown() {
     let stub = Stub::start(Reply::json(200, "{}"));
     let options = OpenSearchOptions::new().credentials("admin", "Hunter2-pw");
     let client = ClusterClient::cluster(&urls(&stub.url()), &options).expect("client");
-    smol::block_on(client.request(HttpMethod::Get, "/", None)).expect("an answer");
+    smol::block_on(client.request(Method::GET, "/", None)).expect("an answer");
     assert_eq!(
         stub.seen()[0].authorization.as_deref(),
         Some("Basic YWRtaW46SHVudGVyMi1wdw==")
@@ -62,7 +64,7 @@ fn credentials_are_sent_and_never_shown() {
 
     let dead = dead_url().replace("http://", "http://admin:Hunter2-pw@");
     let client = ClusterClient::cluster(&urls(&dead), &OpenSearchOptions::new()).expect("client");
-    let error = smol::block_on(client.request(HttpMethod::Get, "/", None)).expect_err("dead");
+    let error = smol::block_on(client.request(Method::GET, "/", None)).expect_err("dead");
     assert_eq!(error.kind(), SourceErrorKind::Connect);
     assert!(!error.to_string().contains("Hunter2"), "{error}");
 }
@@ -77,9 +79,9 @@ fn a_dead_address_fails_once_then_the_next_answers() {
     )
     .expect("client");
     assert_eq!(client.endpoints(), 2);
-    let error = smol::block_on(client.request(HttpMethod::Get, "/", None)).expect_err("dead");
+    let error = smol::block_on(client.request(Method::GET, "/", None)).expect_err("dead");
     assert!(error.to_string().contains(&dead), "{error}");
-    let answer = smol::block_on(client.request(HttpMethod::Get, "/", None)).expect("the next");
+    let answer = smol::block_on(client.request(Method::GET, "/", None)).expect("the next");
     assert_eq!((answer.status, answer.endpoint), (200, 1));
 }
 
@@ -89,10 +91,10 @@ fn the_timeout_covers_the_whole_exchange_and_the_pool_is_dropped() {
     stub.push(Reply::json(200, "{}").delayed(Duration::from_secs(3)));
     let options = OpenSearchOptions::new().timeout(Duration::from_millis(300));
     let client = ClusterClient::cluster(&urls(&stub.url()), &options).expect("client");
-    let error = smol::block_on(client.request(HttpMethod::Get, "/slow", None)).expect_err("slow");
+    let error = smol::block_on(client.request(Method::GET, "/slow", None)).expect_err("slow");
     assert_eq!(error.kind(), SourceErrorKind::Timeout);
     // The next request does not wait behind the stuck connection: a new one answers.
-    let answer = smol::block_on(client.request(HttpMethod::Get, "/next", None)).expect("next");
+    let answer = smol::block_on(client.request(Method::GET, "/next", None)).expect("next");
     assert_eq!(answer.status, 200);
     assert_eq!(stub.connections(), 2);
 }
@@ -102,7 +104,7 @@ fn a_body_over_the_cap_is_an_error() {
     let stub = Stub::start(Reply::megabytes(1));
     let options = OpenSearchOptions::new().max_body(64 * 1024);
     let client = ClusterClient::cluster(&urls(&stub.url()), &options).expect("client");
-    let error = smol::block_on(client.request(HttpMethod::Get, "/big", None)).expect_err("big");
+    let error = smol::block_on(client.request(Method::GET, "/big", None)).expect_err("big");
     assert!(matches!(error.kind(), SourceErrorKind::Body(_)), "{error}");
 }
 
@@ -118,10 +120,10 @@ fn posts_do_not_stall_on_nagle_and_delayed_acks() {
         ClusterClient::cluster(&urls(&stub.url()), &OpenSearchOptions::new()).expect("client");
     let query = br#"{"query":{"match":{"content":"load"}}}"#;
     // The first exchange opens the connection (and runs in quick-ACK mode).
-    smol::block_on(client.request(HttpMethod::Post, "/docs/_search", Some(query))).expect("first");
+    smol::block_on(client.request(Method::POST, "/docs/_search", Some(query))).expect("first");
     let started = std::time::Instant::now();
     for _ in 0..20 {
-        smol::block_on(client.request(HttpMethod::Post, "/docs/_search", Some(query)))
+        smol::block_on(client.request(Method::POST, "/docs/_search", Some(query)))
             .expect("an answer");
     }
     let took = started.elapsed();
@@ -146,7 +148,7 @@ fn a_path_never_leaves_the_clusters_address() {
         format!("//{other}/x"),
         format!("/\\/{other}/x"),
     ] {
-        let outcome = smol::block_on(client.request(HttpMethod::Get, &path, None));
+        let outcome = smol::block_on(client.request(Method::GET, &path, None));
         if let Ok(answer) = &outcome {
             assert_eq!(answer.endpoint, 0, "{path}");
         }
@@ -161,10 +163,10 @@ fn a_path_never_leaves_the_clusters_address() {
     )
     .expect("client");
     let before = cluster.requests();
-    let outcome = smol::block_on(prefixed.request(HttpMethod::Get, "/../admin", None));
+    let outcome = smol::block_on(prefixed.request(Method::GET, "/../admin", None));
     assert!(outcome.is_err(), "{outcome:?}");
     assert_eq!(cluster.requests(), before, "nothing sent");
-    smol::block_on(prefixed.request(HttpMethod::Get, "/docs/_search", None)).expect("answer");
+    smol::block_on(prefixed.request(Method::GET, "/docs/_search", None)).expect("answer");
     assert_eq!(
         cluster.seen().last().map(|s| s.target.clone()).as_deref(),
         Some("/search-engine/docs/_search")

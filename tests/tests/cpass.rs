@@ -1,8 +1,8 @@
 //! Compile-time promises: what must be `Send + Sync`, `Copy` or usable in a `static`.
 
 use load_core::{
-    AdaptiveGate, Clock, Config, ConfigError, CpuGauge, FailureCounter, LoadControl, ManualClock,
-    SourceError,
+    AdaptiveGate, Clock, ClusterConfig, ClusterStatus, Config, ConfigError, ControlConfig,
+    CpuGauge, FailureCounter, LoadControl, ManualClock, SetupError, SourceError, Threshold,
 };
 
 fn send_sync<T: Send + Sync>() {}
@@ -13,6 +13,7 @@ static GATE: AdaptiveGate = AdaptiveGate::new(50);
 static GAUGE: CpuGauge = CpuGauge::new();
 static FAILURES: FailureCounter = FailureCounter::new();
 static CLOCK: ManualClock = ManualClock::new(load_core::Instant::ZERO);
+static STATUS: ClusterStatus = ClusterStatus::new();
 const CONFIG: Config = Config::DEFAULT;
 
 #[test]
@@ -22,22 +23,41 @@ fn shared_state_is_send_sync_and_static() {
     send_sync::<CpuGauge>();
     send_sync::<FailureCounter>();
     send_sync::<ManualClock>();
+    send_sync::<ClusterStatus>();
     send_sync::<load_core::Wait<'static>>();
+    assert_eq!(STATUS.transitions(), 0);
     assert!(CONTROL.check("/").is_allowed());
     assert!(GATE.is_open());
     assert_eq!(GAUGE.percent_or_zero(), 0);
     assert_eq!(FAILURES.consecutive(), 0);
     assert_eq!(CLOCK.now(), load_core::Instant::ZERO);
-    assert_eq!(CONFIG.retry_after, 60);
+    assert_eq!(CONFIG.control.retry_after, 60);
 }
 
 #[test]
 fn values_are_copy() {
-    copy::<Config>();
+    copy::<ControlConfig>();
+    copy::<Threshold>();
     copy::<ConfigError>();
+    copy::<SetupError>();
     copy::<SourceError>();
     copy::<load_core::Decision>();
-    copy::<load_core::opensearch::NodeStats>();
+    copy::<load_core::node_stats::NodeStats>();
+}
+
+/// The control settings are what a microcontroller keeps: small. The cluster's connection
+/// (addresses, credentials, CA: inline, about 1.4 KB) is a value of its own.
+#[test]
+fn the_control_settings_are_small_and_the_connection_apart() {
+    let control = core::mem::size_of::<ControlConfig>();
+    let cluster = core::mem::size_of::<ClusterConfig>();
+    assert!(control <= 128, "ControlConfig is {control} bytes");
+    assert!(cluster >= 1024, "ClusterConfig is {cluster} bytes");
+    assert_eq!(
+        core::mem::size_of::<Config>(),
+        control + cluster,
+        "Config is the two side by side"
+    );
 }
 
 #[test]

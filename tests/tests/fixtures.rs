@@ -1,6 +1,6 @@
 //! Every OpenSearch fixture through the core parser, with its expected answer.
 
-use load_core::opensearch::{NodeStats, ParseError, parse_node_stats};
+use load_core::node_stats::{NodeStats, ParseError, parse_node_stats};
 use load_core::{CpuPercent, CpuSample};
 use load_tests::{fixture, fixture_names};
 

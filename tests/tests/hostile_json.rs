@@ -4,7 +4,7 @@
 
 use std::thread;
 
-use load_core::opensearch::{ParseError, error_summary, parse_node_stats};
+use load_core::node_stats::{ParseError, error_summary, parse_node_stats};
 use proptest::prelude::*;
 
 /// Small enough that unbounded recursion over a few thousand levels overflows it.
@@ -21,7 +21,7 @@ fn small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
         .expect("the parser panicked")
 }
 
-fn parse(body: Vec<u8>) -> Result<load_core::opensearch::NodeStats, ParseError> {
+fn parse(body: Vec<u8>) -> Result<load_core::node_stats::NodeStats, ParseError> {
     small_stack(move || parse_node_stats(&body))
 }
 

@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
-use load_core::rt::{Adaptive, LoadGuard, Runtime};
-use load_core::{Config, CpuPercent, FixedSource, OpenSearchOptions, OpenSearchSource, Url};
+use load_core::{Config, CpuPercent, FixedSource, NodeUrl};
+use load_opensearch::{OpenSearchOptions, OpenSearchSource};
+use load_runtime::{BackgroundGate, LoadGuard, Runtime};
 use load_tests::logs::{self, Record};
 use load_tests::{Reply, Stub, wait_until};
 
@@ -21,16 +22,16 @@ fn matching(records: &[Record], prefix: &str) -> Vec<Record> {
 async fn cluster_monitor<R: Runtime + Default>() {
     logs::start();
     let stub = Stub::start(Reply::cpu(&[90, 12]));
-    let url = Url::parse(&stub.url_with_credentials("admin", "s3cret")).expect("url");
+    let url = NodeUrl::parse(&stub.url_with_credentials("admin", "s3cret")).expect("url");
     let source = OpenSearchSource::with_options(
         &url,
         OpenSearchOptions::new().timeout(Duration::from_secs(2)),
     )
     .expect("source");
     let mut config = Config::new();
-    config.web_threshold = 80;
-    config.monitor_interval = Duration::from_millis(40);
-    let guard = LoadGuard::<R, _>::with_source(&config, source);
+    config.control.web_threshold = 80.into();
+    config.control.monitor_interval = Duration::from_millis(40);
+    let guard = LoadGuard::<R, _>::with_source(&config.control, source);
 
     let _ = guard.check("/search");
     assert!(wait_until(Duration::from_secs(5), || guard.cpu()
@@ -43,6 +44,7 @@ async fn cluster_monitor<R: Runtime + Default>() {
     }
     stub.set(Reply::reset());
     assert!(wait_until(Duration::from_secs(5), || guard
+        .status()
         .failures()
         .consecutive()
         >= 6));
@@ -96,7 +98,7 @@ async fn cluster_monitor<R: Runtime + Default>() {
 async fn adaptive_sampler<R: Runtime + Default>() {
     logs::start();
     let source: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(90))));
-    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(20), source);
     assert!(wait_until(Duration::from_secs(5), || gate.cpu() == CpuPercent::new(90)));
     let waiters: Vec<_> = (0..5)
         .map(|_| {
@@ -135,10 +137,10 @@ fn cgroup_fallback_is_one_line() {
     logs::start();
     let odd = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/cgroup/odd");
     let source =
-        load_core::SystemSource::with_kind(load_core::CpuSourceKind::Cgroup, &odd).expect("host");
+        load_system::SystemSource::with_kind(load_core::CpuSourceKind::Cgroup, &odd).expect("host");
     assert!(matches!(
         source.measures(),
-        load_core::LocalCpu::Host { .. }
+        load_system::LocalCpu::Host { .. }
     ));
     let warnings: Vec<Record> = logs::records()
         .into_iter()

@@ -6,7 +6,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use load_core::opensearch::parse_node_stats;
+use load_core::node_stats::parse_node_stats;
 use load_core::{CpuPercent, LoadControl};
 use load_tests::fixture;
 
@@ -72,7 +72,7 @@ fn check_never_allocates() {
     let paths = bench_paths();
     for cpu in [0, 85, 100] {
         let control = LoadControl::new(80, 90);
-        control.record(
+        control.update(
             load_core::Instant::ZERO,
             load_core::Outcome::Sample(CpuPercent::new(cpu)),
         );

@@ -1,6 +1,6 @@
 //! Laws of the core, checked over generated inputs.
 
-use load_core::opensearch::parse_node_stats;
+use load_core::node_stats::parse_node_stats;
 use load_core::{CpuPercent, Decision, FailureCounter, FailureLevel, LoadControl, Route, classify};
 use proptest::prelude::*;
 
@@ -21,7 +21,7 @@ const PATHS: &[&str] = &[
 
 fn control(web: i32, api: i32, cpu: u8) -> LoadControl {
     let control = LoadControl::new(web, api);
-    control.record(
+    control.update(
         load_core::Instant::ZERO,
         load_core::Outcome::Sample(CpuPercent::new(cpu)),
     );
@@ -91,12 +91,12 @@ proptest! {
         let mut streak = 0u32;
         for success in outcomes {
             if success {
-                prop_assert_eq!(counter.record_success(), streak);
+                prop_assert_eq!(counter.count_success(), streak);
                 streak = 0;
             } else {
                 streak += 1;
                 let want = if streak <= 3 { FailureLevel::Warn } else { FailureLevel::Debug };
-                prop_assert_eq!(counter.record_failure(), want);
+                prop_assert_eq!(counter.count_failure(), want);
             }
             prop_assert_eq!(counter.consecutive(), streak);
         }

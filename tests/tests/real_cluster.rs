@@ -14,14 +14,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use futures::future::Either;
-use load_core::opensearch::{NODE_STATS_PATH, parse_node_stats};
-use load_core::rt::{LoadGuard, Runtime};
-use load_core::{
-    Config, CpuPercent, CpuSample, CpuSource, FixedSource, OpenSearchOptions, OpenSearchSource,
-    SourceError, Url,
-};
+use load_core::node_stats::{NODE_STATS_PATH, parse_node_stats};
+use load_core::{Config, CpuPercent, CpuSample, CpuSource, FixedSource, NodeUrl, SourceError};
 use load_examples::app::App;
 use load_examples::server::{Serve, bind, start_app};
+use load_opensearch::{OpenSearchOptions, OpenSearchSource};
+use load_runtime::{LoadGuard, Runtime};
 use load_tests::{eventually, logs};
 
 /// Runs each scenario on both runtimes as an ignored test.
@@ -78,7 +76,7 @@ fn cluster() -> Cluster {
 
 impl Cluster {
     fn source(&self, timeout: Duration) -> OpenSearchSource {
-        let url = Url::parse(&self.url).expect("cluster url");
+        let url = NodeUrl::parse(&self.url).expect("cluster url");
         OpenSearchSource::with_options(&url, OpenSearchOptions::new().timeout(timeout))
             .expect("source")
     }
@@ -233,9 +231,10 @@ async fn the_source_reads_every_node<R: Runtime + Default>() {
 
     // And through the guard, as a server uses it.
     let mut config = Config::new();
-    config.web_threshold = 100 - 1;
-    config.monitor_interval = Duration::from_millis(200);
-    let guard = LoadGuard::<R, _>::with_source(&config, cluster.source(Duration::from_secs(10)));
+    config.control.web_threshold = (100 - 1).into();
+    config.control.monitor_interval = Duration::from_millis(200);
+    let guard =
+        LoadGuard::<R, _>::with_source(&config.control, cluster.source(Duration::from_secs(10)));
     let _ = guard.check("/search");
     assert!(eventually::<R>(Duration::from_secs(10), || guard.stats().polls >= 2).await);
     let stats = guard.stats();
@@ -374,8 +373,8 @@ fn first<F: FnMut() -> bool>(timeout: Duration, mut condition: F) -> Option<Dura
 async fn real_cpu_drives_429<R: Serve>() {
     let cluster = cluster();
     let mut config = Config::new();
-    config.web_threshold = 50;
-    config.monitor_interval = Duration::from_secs(1);
+    config.control.web_threshold = 50.into();
+    config.control.monitor_interval = Duration::from_secs(1);
     let source = cluster.source(Duration::from_secs(10));
     let local: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(5))));
     let app = App::<R>::with_sources(config, Either::Left(source), local);
@@ -434,9 +433,10 @@ async fn a_lost_node_an_outage_and_a_restart<R: Runtime + Default>() {
     let cluster = cluster();
     logs::start();
     let mut config = Config::new();
-    config.web_threshold = 99;
-    config.monitor_interval = Duration::from_millis(300);
-    let guard = LoadGuard::<R, _>::with_source(&config, cluster.source(Duration::from_secs(3)));
+    config.control.web_threshold = 99.into();
+    config.control.monitor_interval = Duration::from_millis(300);
+    let guard =
+        LoadGuard::<R, _>::with_source(&config.control, cluster.source(Duration::from_secs(3)));
     let _ = guard.check("/search");
     assert!(eventually::<R>(Duration::from_secs(10), || guard.stats().nodes == 3).await);
 
@@ -451,7 +451,11 @@ async fn a_lost_node_an_outage_and_a_restart<R: Runtime + Default>() {
         "{:?}",
         guard.stats()
     );
-    assert_eq!(guard.failures().consecutive(), 0, "polls kept succeeding");
+    assert_eq!(
+        guard.status().failures().consecutive(),
+        0,
+        "polls kept succeeding"
+    );
     println!(
         "one node closed: polls succeed with {} nodes",
         guard.stats().nodes
@@ -463,7 +467,10 @@ async fn a_lost_node_an_outage_and_a_restart<R: Runtime + Default>() {
     cluster.command("stop-all");
     let stopped = Instant::now();
     assert!(
-        eventually::<R>(Duration::from_secs(30), || guard.failures().consecutive()
+        eventually::<R>(Duration::from_secs(30), || guard
+            .status()
+            .failures()
+            .consecutive()
             >= 5)
         .await,
         "{:?}",
@@ -503,7 +510,10 @@ async fn a_lost_node_an_outage_and_a_restart<R: Runtime + Default>() {
     );
     let answering = Instant::now();
     assert!(
-        eventually::<R>(Duration::from_secs(30), || guard.failures().consecutive()
+        eventually::<R>(Duration::from_secs(30), || guard
+            .status()
+            .failures()
+            .consecutive()
             == 0)
         .await,
         "{:?}",
@@ -515,7 +525,7 @@ async fn a_lost_node_an_outage_and_a_restart<R: Runtime + Default>() {
         recovered.as_secs_f64()
     );
     assert!(
-        recovered < config.monitor_interval + Duration::from_secs(3),
+        recovered < config.control.monitor_interval + Duration::from_secs(3),
         "within one interval and a poll: {recovered:?}"
     );
     cluster.finish("start-all");
@@ -562,9 +572,9 @@ async fn a_frozen_cluster_ends_each_poll_at_the_timeout_and_recovers<R: Runtime 
         max_in_flight: Arc::clone(&max_in_flight),
     };
     let mut config = Config::new();
-    config.web_threshold = 99;
-    config.monitor_interval = interval;
-    let guard = LoadGuard::<R, _>::with_source(&config, source);
+    config.control.web_threshold = 99.into();
+    config.control.monitor_interval = interval;
+    let guard = LoadGuard::<R, _>::with_source(&config.control, source);
     let _ = guard.check("/search");
     assert!(eventually::<R>(Duration::from_secs(10), || guard.stats().polls >= 1).await);
 
@@ -574,7 +584,10 @@ async fn a_frozen_cluster_ends_each_poll_at_the_timeout_and_recovers<R: Runtime 
     cluster.signal("CONT");
     let thawed = Instant::now();
     assert!(
-        eventually::<R>(Duration::from_secs(20), || guard.failures().consecutive()
+        eventually::<R>(Duration::from_secs(20), || guard
+            .status()
+            .failures()
+            .consecutive()
             == 0)
         .await,
         "no successful poll within 20 s of SIGCONT"
@@ -647,7 +660,7 @@ fn secure() -> Secure {
 async fn the_secured_node_takes_the_right_credentials_only<R: Runtime + Default>() {
     logs::start();
     let secure = secure();
-    let url = Url::parse(&secure.url).expect("url");
+    let url = NodeUrl::parse(&secure.url).expect("url");
     let options = || {
         OpenSearchOptions::new()
             .timeout(Duration::from_secs(10))
@@ -671,7 +684,7 @@ async fn the_secured_node_takes_the_right_credentials_only<R: Runtime + Default>
         1,
     );
     let mut from_url =
-        OpenSearchSource::with_options(&Url::parse(&userinfo).expect("url"), options())
+        OpenSearchSource::with_options(&NodeUrl::parse(&userinfo).expect("url"), options())
             .expect("source");
     assert_eq!(from_url.sample().await.expect("userinfo").nodes, 1);
 
@@ -707,9 +720,10 @@ async fn the_secured_node_takes_the_right_credentials_only<R: Runtime + Default>
     // Polls through a guard, every log level on: the password never reaches a log line,
     // neither as written nor as the header's base64.
     let mut config = Config::new();
-    config.web_threshold = 99;
-    config.monitor_interval = Duration::from_millis(100);
-    let guard = LoadGuard::<R, _>::with_source(&config, with("loadcontrol", &secure.password));
+    config.control.web_threshold = 99.into();
+    config.control.monitor_interval = Duration::from_millis(100);
+    let guard =
+        LoadGuard::<R, _>::with_source(&config.control, with("loadcontrol", &secure.password));
     let _ = guard.check("/search");
     assert!(eventually::<R>(Duration::from_secs(10), || guard.stats().polls >= 3).await);
     guard.shutdown().await;
@@ -753,13 +767,17 @@ async fn the_demo_searches_and_indexes_on_the_cluster<R: Runtime + Default>() {
             .to_ascii_lowercase()
     );
     // A fresh index each run.
-    let client = load_core::ClusterClient::cluster(
+    let client = load_examples::cluster::ClusterClient::cluster(
         &load_core::ClusterUrls::parse(&cluster.url).expect("url"),
         &OpenSearchOptions::new(),
     )
     .expect("client");
     let deleted = client
-        .request(load_core::HttpMethod::Delete, &format!("/{index}"), None)
+        .request(
+            load_examples::cluster::Method::DELETE,
+            &format!("/{index}"),
+            None,
+        )
         .await
         .expect("delete");
     assert!(matches!(deleted.status, 200 | 404), "{deleted:?}");
@@ -842,7 +860,7 @@ async fn the_demo_searches_and_indexes_on_the_cluster<R: Runtime + Default>() {
     let secure = secure();
     let urls = load_core::ClusterUrls::parse(&secure.url).expect("url");
     let with = |password: &str| {
-        load_core::ClusterClient::cluster(
+        load_examples::cluster::ClusterClient::cluster(
             &urls,
             &OpenSearchOptions::new()
                 .ca_certificate(&secure.ca)
@@ -851,17 +869,25 @@ async fn the_demo_searches_and_indexes_on_the_cluster<R: Runtime + Default>() {
         .expect("client")
     };
     let health = with(&secure.password)
-        .request(load_core::HttpMethod::Get, "/_cluster/health", None)
+        .request(
+            load_examples::cluster::Method::GET,
+            "/_cluster/health",
+            None,
+        )
         .await
         .expect("an answer");
     assert_eq!(health.status, 200, "{health:?}");
     let head = with(&secure.password)
-        .request(load_core::HttpMethod::Head, "/", None)
+        .request(load_examples::cluster::Method::HEAD, "/", None)
         .await
         .expect("HEAD answers without waiting for a body");
     assert_eq!(head.status, 200);
     let refused = with("not-the-password")
-        .request(load_core::HttpMethod::Get, "/_cluster/health", None)
+        .request(
+            load_examples::cluster::Method::GET,
+            "/_cluster/health",
+            None,
+        )
         .await
         .expect("an answer");
     assert_eq!(refused.status, 401, "{refused:?}");

@@ -8,30 +8,34 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use load_core::rt::{Adaptive, LoadGuard, Runtime};
 use load_core::{
-    BodyError, Config, CpuPercent, CpuSource, Decision, FixedSource, OpenSearchOptions,
-    OpenSearchSource, Pass, Route, SourceErrorKind, Url,
+    BodyError, Config, CpuPercent, CpuSource, Decision, FixedSource, NodeUrl, Pass, Route,
+    SourceErrorKind,
 };
+use load_opensearch::{OpenSearchOptions, OpenSearchSource};
+use load_runtime::{BackgroundGate, LoadGuard, Runtime};
 use load_tests::{Reply, Stub, eventually};
 
 const INTERVAL: Duration = Duration::from_millis(50);
 
 fn config(web: i32, api: i32) -> Config {
     let mut config = Config::new();
-    config.web_threshold = web;
-    config.api_threshold = api;
-    config.monitor_interval = INTERVAL;
+    config.control.web_threshold = web.into();
+    config.control.api_threshold = api.into();
+    config.control.monitor_interval = INTERVAL;
     config
 }
 
 fn source(stub: &Stub, timeout: Duration) -> OpenSearchSource {
-    let url = Url::parse(&stub.url()).expect("stub url");
+    let url = NodeUrl::parse(&stub.url()).expect("stub url");
     OpenSearchSource::with_options(&url, OpenSearchOptions::new().timeout(timeout)).expect("source")
 }
 
 fn guard<R: Runtime + Default>(stub: &Stub, web: i32, api: i32) -> LoadGuard<R, OpenSearchSource> {
-    LoadGuard::with_source(&config(web, api), source(stub, Duration::from_secs(2)))
+    LoadGuard::with_source(
+        &config(web, api).control,
+        source(stub, Duration::from_secs(2)),
+    )
 }
 
 async fn pause<R: Runtime + Default>(duration: Duration) {
@@ -69,7 +73,7 @@ async fn cpu_is_the_busiest_node_and_unknown_nodes_are_skipped<R: Runtime + Defa
         eventually::<R>(Duration::from_secs(5), || guard.cpu() == Some(cpu(0))).await,
         "{{}} is 0"
     );
-    assert_eq!(guard.failures().total(), 0);
+    assert_eq!(guard.status().failures().total(), 0);
     guard.shutdown().await;
 }
 
@@ -175,14 +179,17 @@ async fn an_outage_fails_open_and_recovery_restores<R: Runtime + Default>() {
     );
     assert_eq!(guard.check("/search"), Decision::Allow, "fail-open");
     assert!(
-        eventually::<R>(Duration::from_secs(5), || guard.failures().consecutive()
+        eventually::<R>(Duration::from_secs(5), || guard
+            .status()
+            .failures()
+            .consecutive()
             >= 4)
         .await
     );
 
     stub.set(Reply::cpu(&[85]));
     assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == Some(cpu(85))).await);
-    assert_eq!(guard.failures().consecutive(), 0);
+    assert_eq!(guard.status().failures().consecutive(), 0);
     assert_eq!(guard.check("/search"), Decision::Reject(Route::Web));
     guard.shutdown().await;
 }
@@ -206,10 +213,14 @@ async fn slow_headers_and_stalled_bodies_end_at_the_timeout_one_at_a_time<R: Run
         // A stub of its own: the one above may still be answering the abandoned poll for a
         // few milliseconds, which is not the guard's second poll in flight.
         let stub = Stub::start(reply);
-        let guard = LoadGuard::<R, _>::with_source(&config(80, 100), source(&stub, timeout));
+        let guard =
+            LoadGuard::<R, _>::with_source(&config(80, 100).control, source(&stub, timeout));
         let _ = guard.check("/search");
         assert!(
-            eventually::<R>(Duration::from_secs(5), || guard.failures().consecutive()
+            eventually::<R>(Duration::from_secs(5), || guard
+                .status()
+                .failures()
+                .consecutive()
                 >= 3)
             .await
         );
@@ -360,7 +371,7 @@ async fn oversize_nested_and_garbage_bodies_fail_cleanly<R: Runtime + Default>()
 
 async fn credentials_travel_in_a_header_only<R: Runtime + Default>() {
     let stub = Stub::start(Reply::fixture("os-401"));
-    let url = Url::parse(&stub.url_with_credentials("admin", "s3cr%40t")).expect("url");
+    let url = NodeUrl::parse(&stub.url_with_credentials("admin", "s3cr%40t")).expect("url");
     let mut source = OpenSearchSource::new(&url).expect("source");
     let error = source.sample().await.expect_err("401");
     let seen = stub.seen();
@@ -387,7 +398,7 @@ fn leaked(cpu: u8) -> &'static FixedSource {
 
 async fn waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample<R: Runtime + Default>() {
     let source = leaked(90);
-    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(20), source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
     let done = Arc::new(AtomicUsize::new(0));
     for _ in 0..100 {
@@ -417,7 +428,7 @@ async fn waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample<R: Runt
 
 async fn wait_timeout_returns_false_after_its_deadline<R: Runtime + Default>() {
     let source = leaked(95);
-    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(20), source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(95))).await);
     let started = Instant::now();
     assert_eq!(
@@ -437,7 +448,8 @@ async fn wait_timeout_returns_false_after_its_deadline<R: Runtime + Default>() {
 async fn a_disabled_gate_never_waits_nor_samples<R: Runtime + Default>() {
     for threshold in [0, -10] {
         let source = leaked(100);
-        let gate = Adaptive::<R>::with_source_every(threshold, Duration::from_millis(10), source);
+        let gate =
+            BackgroundGate::<R, _>::with_source_every(threshold, Duration::from_millis(10), source);
         assert_eq!(gate.wait().await, Pass::Proceed);
         assert_eq!(gate.wait_timeout(Duration::ZERO).await, Pass::Proceed);
         assert_eq!(gate.wait_blocking(), Pass::Proceed);
@@ -449,7 +461,7 @@ async fn a_disabled_gate_never_waits_nor_samples<R: Runtime + Default>() {
 async fn ten_thousand_waiters_cost_no_polling<R: Runtime + Default>() {
     let source = leaked(90);
     let interval = Duration::from_millis(50);
-    let gate = Adaptive::<R>::with_source_every(50, interval, source);
+    let gate = BackgroundGate::<R, _>::with_source_every(50, interval, source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
     let done = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -482,7 +494,7 @@ async fn ten_thousand_waiters_cost_no_polling<R: Runtime + Default>() {
 
 async fn plain_threads_block_and_resume<R: Runtime + Default>() {
     let source = leaked(90);
-    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(20), source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
     assert_eq!(
         gate.wait_blocking_timeout(Duration::from_millis(50)),
@@ -518,7 +530,7 @@ async fn shutdown_stops_the_tasks<R: Runtime + Default>() {
     assert_eq!(stub.requests(), after, "no poll after shutdown");
 
     let source = leaked(10);
-    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(10), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(10), source);
     assert!(eventually::<R>(Duration::from_secs(5), || source.taken() >= 2).await);
     drop(gate); // the last handle: the sampler stops by itself
     pause::<R>(Duration::from_millis(50)).await;
@@ -536,7 +548,7 @@ async fn shutdown_stops_the_tasks<R: Runtime + Default>() {
 /// single waker, so one of two waiters could wait forever).
 async fn shutdown_releases_parked_work_and_many_callers<R: Runtime + Default>() {
     let source = leaked(95);
-    let gate = Adaptive::<R>::with_source_every(50, Duration::from_millis(20), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(20), source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(95))).await);
     let stopped = Arc::new(AtomicUsize::new(0));
     for _ in 0..50 {
@@ -595,8 +607,9 @@ async fn fleet_jitter_delays_the_first_poll_within_its_window<R: Runtime + Defau
     for _ in 0..3 {
         let stub = Stub::start(Reply::cpu(&[10]));
         let mut config = config(80, 100);
-        config.monitor_jitter = window;
-        let guard = LoadGuard::<R, _>::with_source(&config, source(&stub, Duration::from_secs(2)));
+        config.control.monitor_jitter = window;
+        let guard =
+            LoadGuard::<R, _>::with_source(&config.control, source(&stub, Duration::from_secs(2)));
         let started = Instant::now();
         std::thread::scope(|scope| {
             for _ in 0..100 {
@@ -619,11 +632,11 @@ async fn fleet_jitter_delays_the_first_poll_within_its_window<R: Runtime + Defau
 /// shutdown never returned. Both now run and stop.
 async fn a_zero_interval_in_code_does_not_hold_the_executor<R: Runtime + Default>() {
     let local = leaked(70);
-    let gate = Adaptive::<R>::with_source_every(50, Duration::ZERO, local);
+    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::ZERO, local);
     let cluster = leaked(91);
     let mut config = config(80, 100);
-    config.monitor_interval = Duration::ZERO;
-    let guard = LoadGuard::<R, _>::with_source(&config, cluster);
+    config.control.monitor_interval = Duration::ZERO;
+    let guard = LoadGuard::<R, _>::with_source(&config.control, cluster);
     let _ = guard.check("/search");
     assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == Some(cpu(91))).await);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(70))).await);
@@ -679,7 +692,7 @@ async fn from_config_and_the_file_reader<R: Runtime + Default>() {
         ),
     )
     .expect("write");
-    let config = load_core::rt::read_config_with_env(&path, |name| {
+    let config = load_runtime::read_config_with_env(&path, |name| {
         (name == "SEARCH_ENGINE_PASSWORD").then(|| "from-env".to_owned())
     })
     .expect("config");
@@ -708,17 +721,20 @@ async fn from_config_and_the_file_reader<R: Runtime + Default>() {
     let no_url = Config::from_properties("web.load.control=80").expect("config");
     assert!(matches!(
         LoadGuard::<R, OpenSearchSource>::from_config(&no_url),
-        Err(load_core::rt::SetupError::MissingClusterUrl)
+        Err(load_core::SetupError::Config(load_core::ConfigError {
+            kind: load_core::ConfigErrorKind::Missing { .. },
+            ..
+        }))
     ));
     let mut bad = config;
-    bad.exit_margin = 200;
+    bad.control.exit_margin = 200;
     let error = LoadGuard::<R, OpenSearchSource>::from_config(&bad).expect_err("invalid");
     assert!(
         error.to_string().contains("load.control.exit.margin"),
         "{error}"
     );
     // Adaptive control off: no sampler, every wait passes.
-    let gate = Adaptive::<R>::from_config(
+    let gate = BackgroundGate::<R, load_system::SystemSource>::from_config(
         &Config::from_properties("adaptive.load.control=0").expect("cfg"),
     )
     .expect("gate");
@@ -733,9 +749,9 @@ fn monitors_run_on_an_executor_of_your_own() {
     let executor = Arc::new(smol::Executor::new());
     let on_mine = load_smol::SmolExecutor::new(Arc::clone(&executor));
     let source = leaked(95);
-    let guard = LoadGuard::with_source_on(&config(80, 100), source, on_mine.clone());
+    let guard = LoadGuard::with_source_on(&config(80, 100).control, source, on_mine.clone());
     let local = leaked(70);
-    let gate = Adaptive::with_source_every_on(50, INTERVAL, local, on_mine);
+    let gate = BackgroundGate::with_source_every_on(50, INTERVAL, local, on_mine);
     let _ = guard.check("/search");
     assert!(guard.monitor_started());
     std::thread::sleep(INTERVAL * 6);

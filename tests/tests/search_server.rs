@@ -5,9 +5,10 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use futures::future::Either;
-use load_core::{Config, CpuPercent, FixedSource, OpenSearchOptions, OpenSearchSource, Route, Url};
+use load_core::{Config, CpuPercent, FixedSource, NodeUrl, Route};
 use load_examples::app::App;
 use load_examples::server::{RunningServer, Serve, bind, start_app};
+use load_opensearch::{OpenSearchOptions, OpenSearchSource};
 use load_tests::{Answer, Reply, Stub, raw_get, wait_until};
 
 const API_BODY: &str = r#"{"response":{"status":9,"message":"Server is busy. Please retry after 60 seconds.","retry_after":60}}"#;
@@ -19,10 +20,10 @@ struct Server {
 
 fn start<R: Serve>(stub: &Stub, web: i32, api: i32) -> Server {
     let mut config = Config::new();
-    config.web_threshold = web;
-    config.api_threshold = api;
-    config.monitor_interval = Duration::from_millis(100);
-    let url = Url::parse(&stub.url()).expect("url");
+    config.control.web_threshold = web.into();
+    config.control.api_threshold = api.into();
+    config.control.monitor_interval = Duration::from_millis(100);
+    let url = NodeUrl::parse(&stub.url()).expect("url");
     let cluster = OpenSearchSource::with_options(
         &url,
         OpenSearchOptions::new().timeout(Duration::from_secs(2)),

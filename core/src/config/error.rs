@@ -38,6 +38,19 @@ pub enum ConfigErrorKind {
         /// The other key.
         with: &'static str,
     },
+    /// The key is not set, but what is being built needs it.
+    Missing {
+        /// What needs it.
+        needed_by: &'static str,
+    },
+    /// The value is below the least that what is being built can work with (a duration set
+    /// in code).
+    BelowMinimum {
+        /// The least value, in milliseconds.
+        minimum_ms: u32,
+        /// Why.
+        because: &'static str,
+    },
 }
 
 /// Where a refused value came from.
@@ -116,6 +129,11 @@ impl fmt::Display for ConfigError {
                 }
                 Ok(())
             }
+            ConfigErrorKind::Missing { needed_by } => write!(f, "not set; {needed_by} needs it"),
+            ConfigErrorKind::BelowMinimum {
+                minimum_ms,
+                because,
+            } => write!(f, "below the minimum of {minimum_ms} ms: {because}"),
             ConfigErrorKind::Conflict { with } => write!(
                 f,
                 "conflicts with {with}: give the credentials either in the URL or in \

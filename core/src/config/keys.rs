@@ -7,10 +7,10 @@ use core::fmt;
 use core::time::Duration;
 
 use super::{
-    ClusterUrls, Config, ConfigErrorKind, CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER,
-    MAX_SECONDS, Mode, Smoothing,
+    ClusterConfig, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig, CpuSourceKind,
+    DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS, Mode, Origin, Smoothing,
 };
-use crate::{Secret, Text};
+use crate::{Secret, Text, Threshold};
 
 /// CPU % at or above which web requests are rejected; `>= 100` disables.
 pub const WEB_LOAD_CONTROL: &str = "web.load.control";
@@ -57,15 +57,16 @@ pub const ADAPTIVE_SOURCE: &str = "adaptive.load.control.source";
 /// and how its value is read, checked and shown.
 ///
 /// ```
-/// use load_core::{Config, keys};
+/// use load_core::{Config, Threshold, keys};
 ///
 /// let key = keys::find("web.load.control").expect("a key");
 /// let mut config = Config::new();
 /// key.parse(&mut config, "70")?;
-/// assert_eq!(config.web_threshold, 70);
+/// assert_eq!(config.control.web_threshold, Threshold::from_fess(70));
 /// assert_eq!(key.value(&config).to_string(), "70");
 /// assert_eq!(key.value(&Config::DEFAULT).to_string(), key.default_value().to_string());
 /// assert!(!key.needs_restart());
+/// assert!(key.is_control());
 /// # Ok::<(), load_core::ConfigErrorKind>(())
 /// ```
 #[derive(Clone, Copy)]
@@ -75,11 +76,31 @@ pub struct Key {
     restart: bool,
     secret: bool,
     doc: &'static str,
-    set: fn(&mut Config, &str) -> Result<(), ConfigErrorKind>,
-    check: fn(&Config) -> Result<(), ConfigErrorKind>,
-    /// Writes the value; secrets only when revealed (for comparison), else `***`.
-    show: fn(&Config, bool, &mut fmt::Formatter<'_>) -> fmt::Result,
+    field: Field,
 }
+
+/// Which part of a [`Config`] a key sets, and how.
+#[derive(Clone, Copy)]
+enum Field {
+    Control(Access<ControlConfig>),
+    Cluster(Access<ClusterConfig>),
+}
+
+/// How a key reads, checks and shows its value in its part of the configuration.
+struct Access<T> {
+    set: fn(&mut T, &str) -> Result<(), ConfigErrorKind>,
+    check: fn(&T) -> Result<(), ConfigErrorKind>,
+    /// Writes the value; secrets only when revealed (for comparison), else `***`.
+    show: fn(&T, bool, &mut fmt::Formatter<'_>) -> fmt::Result,
+}
+
+impl<T> Clone for Access<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Access<T> {}
 
 impl Key {
     /// The property key, e.g. `web.load.control`.
@@ -108,6 +129,13 @@ impl Key {
         self.secret
     }
 
+    /// Whether it is a control setting ([`ControlConfig`]) rather than part of the
+    /// cluster's connection ([`ClusterConfig`]).
+    #[must_use]
+    pub const fn is_control(&self) -> bool {
+        matches!(self.field, Field::Control(_))
+    }
+
     /// One line on what it means.
     #[must_use]
     pub const fn doc(&self) -> &'static str {
@@ -121,10 +149,27 @@ impl Key {
     ///
     /// Why the value is refused.
     pub fn parse(&self, config: &mut Config, value: &str) -> Result<(), ConfigErrorKind> {
-        let mut next = *config;
-        (self.set)(&mut next, value.trim())?;
-        *config = next;
-        Ok(())
+        match &self.field {
+            Field::Control(access) => parse_into(access, &mut config.control, value),
+            Field::Cluster(access) => parse_into(access, &mut config.cluster, value),
+        }
+    }
+
+    /// [`Key::parse`] into the control settings alone; a connection key leaves them as
+    /// they are.
+    ///
+    /// # Errors
+    ///
+    /// Why the value is refused.
+    pub fn parse_control(
+        &self,
+        control: &mut ControlConfig,
+        value: &str,
+    ) -> Result<(), ConfigErrorKind> {
+        match &self.field {
+            Field::Control(access) => parse_into(access, control, value),
+            Field::Cluster(_) => Ok(()),
+        }
     }
 
     /// Checks the value `config` holds, as [`Key::parse`] would check it (durations set in
@@ -134,14 +179,33 @@ impl Key {
     ///
     /// Why the value is refused.
     pub fn check(&self, config: &Config) -> Result<(), ConfigErrorKind> {
-        (self.check)(config)
+        match &self.field {
+            Field::Control(access) => (access.check)(&config.control),
+            Field::Cluster(access) => (access.check)(&config.cluster),
+        }
+    }
+
+    /// [`Key::check`] on the control settings alone, as a [`ConfigError`] showing the
+    /// value ([`Origin::Config`]); a connection key passes.
+    pub(crate) fn check_control(&self, control: &ControlConfig) -> Result<(), ConfigError> {
+        let Field::Control(access) = &self.field else {
+            return Ok(());
+        };
+        (access.check)(control).map_err(|kind| {
+            let mut value = heapless::String::<64>::new();
+            let _ = fmt::write(
+                &mut value,
+                format_args!("{}", Shown::new(access, control, false)),
+            );
+            ConfigError::new(Origin::Config, self, &value, kind)
+        })
     }
 
     /// The value in `config`, as a file would write it, except that a password is `***`
     /// and addresses are shown without their passwords; empty when unset.
     #[must_use]
     pub fn value<'a>(&'a self, config: &'a Config) -> impl fmt::Display + 'a {
-        Shown {
+        Value {
             key: self,
             config,
             reveal: false,
@@ -151,7 +215,7 @@ impl Key {
     /// The value in [`Config::DEFAULT`].
     #[must_use]
     pub fn default_value(&self) -> impl fmt::Display + '_ {
-        Shown {
+        Value {
             key: self,
             config: &Config::DEFAULT,
             reveal: false,
@@ -166,6 +230,17 @@ impl Key {
     }
 }
 
+fn parse_into<T: Clone>(
+    access: &Access<T>,
+    target: &mut T,
+    value: &str,
+) -> Result<(), ConfigErrorKind> {
+    let mut next = target.clone();
+    (access.set)(&mut next, value.trim())?;
+    *target = next;
+    Ok(())
+}
+
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Key")
@@ -176,15 +251,42 @@ impl fmt::Debug for Key {
     }
 }
 
-struct Shown<'a> {
+/// A key's value in a whole configuration.
+struct Value<'a> {
     key: &'a Key,
     config: &'a Config,
     reveal: bool,
 }
 
-impl fmt::Display for Shown<'_> {
+impl fmt::Display for Value<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        (self.key.show)(self.config, self.reveal, f)
+        match &self.key.field {
+            Field::Control(access) => (access.show)(&self.config.control, self.reveal, f),
+            Field::Cluster(access) => (access.show)(&self.config.cluster, self.reveal, f),
+        }
+    }
+}
+
+/// A key's value in its part.
+struct Shown<'a, T> {
+    access: &'a Access<T>,
+    part: &'a T,
+    reveal: bool,
+}
+
+impl<'a, T> Shown<'a, T> {
+    fn new(access: &'a Access<T>, part: &'a T, reveal: bool) -> Self {
+        Shown {
+            access,
+            part,
+            reveal,
+        }
+    }
+}
+
+impl<T> fmt::Display for Shown<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (self.access.show)(self.part, self.reveal, f)
     }
 }
 
@@ -196,7 +298,7 @@ fn render(key: &Key, config: &Config) -> heapless::String<1024> {
         &mut out,
         format_args!(
             "{}",
-            Shown {
+            Value {
                 key,
                 config,
                 reveal: true,
@@ -214,12 +316,14 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "CPU % at or above which web requests get 429; >= 100 disables, <= 0 rejects all",
-        set: |c, v| {
-            c.web_threshold = threshold(v)?;
-            Ok(())
-        },
-        check: |_| Ok(()),
-        show: |c, _, f| write!(f, "{}", c.web_threshold),
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.web_threshold = Threshold::from_fess(threshold(v)?);
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, _, f| write!(f, "{}", c.web_threshold),
+        }),
     },
     Key {
         name: API_LOAD_CONTROL,
@@ -227,12 +331,14 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "the same for API requests",
-        set: |c, v| {
-            c.api_threshold = threshold(v)?;
-            Ok(())
-        },
-        check: |_| Ok(()),
-        show: |c, _, f| write!(f, "{}", c.api_threshold),
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.api_threshold = Threshold::from_fess(threshold(v)?);
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, _, f| write!(f, "{}", c.api_threshold),
+        }),
     },
     Key {
         name: MONITOR_INTERVAL,
@@ -240,12 +346,14 @@ pub const TABLE: [Key; 20] = [
         restart: true,
         secret: false,
         doc: "seconds between polls (1 to 86400)",
-        set: |c, v| {
-            c.monitor_interval = secs(seconds(v)?);
-            Ok(())
-        },
-        check: |c| positive(c.monitor_interval),
-        show: |c, _, f| duration(c.monitor_interval, f),
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.monitor_interval = secs(seconds(v)?);
+                Ok(())
+            },
+            check: |c| positive(c.monitor_interval),
+            show: |c, _, f| duration(c.monitor_interval, f),
+        }),
     },
     Key {
         name: ADAPTIVE_LOAD_CONTROL,
@@ -253,12 +361,14 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "local CPU % at or above which background work waits; <= 0 disables",
-        set: |c, v| {
-            c.adaptive_threshold = threshold(v)?;
-            Ok(())
-        },
-        check: |_| Ok(()),
-        show: |c, _, f| write!(f, "{}", c.adaptive_threshold),
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.adaptive_threshold = threshold(v)?;
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, _, f| write!(f, "{}", c.adaptive_threshold),
+        }),
     },
     Key {
         name: SEARCH_ENGINE_URL,
@@ -266,20 +376,22 @@ pub const TABLE: [Key; 20] = [
         restart: true,
         secret: false,
         doc: "the cluster: one address or a comma-separated list, polled one at a time",
-        set: |c, v| {
-            c.search_engine_url = if v.is_empty() {
-                None
-            } else {
-                Some(ClusterUrls::parse(v).map_err(ConfigErrorKind::InvalidUrl)?)
-            };
-            Ok(())
-        },
-        check: |_| Ok(()),
-        show: |c, reveal, f| match &c.search_engine_url {
-            Some(urls) if reveal => f.write_str(urls.as_str()),
-            Some(urls) => write!(f, "{urls}"),
-            None => Ok(()),
-        },
+        field: Field::Cluster(Access {
+            set: |c, v| {
+                c.urls = if v.is_empty() {
+                    None
+                } else {
+                    Some(ClusterUrls::parse(v).map_err(ConfigErrorKind::InvalidUrl)?)
+                };
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, reveal, f| match &c.urls {
+                Some(urls) if reveal => f.write_str(urls.as_str()),
+                Some(urls) => write!(f, "{urls}"),
+                None => Ok(()),
+            },
+        }),
     },
     Key {
         name: SEARCH_ENGINE_USERNAME,
@@ -287,12 +399,14 @@ pub const TABLE: [Key; 20] = [
         restart: true,
         secret: false,
         doc: "user for HTTP basic auth; used only with the password",
-        set: |c, v| {
-            c.search_engine_username = text(v)?;
-            Ok(())
-        },
-        check: |_| Ok(()),
-        show: |c, _, f| optional(c.search_engine_username.as_ref().map(Text::as_str), f),
+        field: Field::Cluster(Access {
+            set: |c, v| {
+                c.username = text(v)?;
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, _, f| optional(c.username.as_ref().map(Text::as_str), f),
+        }),
     },
     Key {
         name: SEARCH_ENGINE_PASSWORD,
@@ -300,22 +414,24 @@ pub const TABLE: [Key; 20] = [
         restart: true,
         secret: true,
         doc: "password for HTTP basic auth; used only with the user",
-        set: |c, v| {
-            c.search_engine_password = if v.is_empty() {
-                None
-            } else {
-                Some(Secret::new(v).ok_or(ConfigErrorKind::TooLong {
-                    max: Secret::CAPACITY,
-                })?)
-            };
-            Ok(())
-        },
-        check: |_| Ok(()),
-        show: |c, reveal, f| match &c.search_engine_password {
-            Some(password) if reveal => f.write_str(password.expose()),
-            Some(_) => f.write_str("***"),
-            None => Ok(()),
-        },
+        field: Field::Cluster(Access {
+            set: |c, v| {
+                c.password = if v.is_empty() {
+                    None
+                } else {
+                    Some(Secret::new(v).ok_or(ConfigErrorKind::TooLong {
+                        max: Secret::CAPACITY,
+                    })?)
+                };
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, reveal, f| match &c.password {
+                Some(password) if reveal => f.write_str(password.expose()),
+                Some(_) => f.write_str("***"),
+                None => Ok(()),
+            },
+        }),
     },
     Key {
         name: SEARCH_ENGINE_CA,
@@ -323,12 +439,14 @@ pub const TABLE: [Key; 20] = [
         restart: true,
         secret: false,
         doc: "PEM file of CA certificates that verify the cluster's certificate",
-        set: |c, v| {
-            c.certificate_authorities = text(v)?;
-            Ok(())
-        },
-        check: |_| Ok(()),
-        show: |c, _, f| optional(c.certificate_authorities.as_ref().map(Text::as_str), f),
+        field: Field::Cluster(Access {
+            set: |c, v| {
+                c.certificate_authorities = text(v)?;
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, _, f| optional(c.certificate_authorities.as_ref().map(Text::as_str), f),
+        }),
     },
     Key {
         name: RETRY_AFTER,
@@ -336,12 +454,14 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "seconds in Retry-After and the API body (1 to 86400)",
-        set: |c, v| {
-            c.retry_after = seconds(v)?;
-            Ok(())
-        },
-        check: |c| within(c.retry_after, 1, MAX_SECONDS),
-        show: |c, _, f| write!(f, "{}", c.retry_after),
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.retry_after = seconds(v)?;
+                Ok(())
+            },
+            check: |c| within(c.retry_after, 1, MAX_SECONDS),
+            show: |c, _, f| write!(f, "{}", c.retry_after),
+        }),
     },
     Key {
         name: FAILURE_POLICY,
@@ -349,22 +469,24 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "what a failed poll means: open (0 %), hold or closed",
-        set: |c, v| {
-            c.failure_policy = match choice(v, "open|hold|closed")? {
-                0 => FailurePolicy::Open,
-                1 => FailurePolicy::Hold,
-                _ => FailurePolicy::Closed,
-            };
-            Ok(())
-        },
-        check: |_| Ok(()),
-        show: |c, _, f| {
-            f.write_str(match c.failure_policy {
-                FailurePolicy::Open => "open",
-                FailurePolicy::Hold => "hold",
-                FailurePolicy::Closed => "closed",
-            })
-        },
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.failure_policy = match choice(v, "open|hold|closed")? {
+                    0 => FailurePolicy::Open,
+                    1 => FailurePolicy::Hold,
+                    _ => FailurePolicy::Closed,
+                };
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, _, f| {
+                f.write_str(match c.failure_policy {
+                    FailurePolicy::Open => "open",
+                    FailurePolicy::Hold => "hold",
+                    FailurePolicy::Closed => "closed",
+                })
+            },
+        }),
     },
     Key {
         name: STALE_AFTER,
@@ -372,12 +494,14 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "seconds hold and closed keep the last good sample (1 to 86400)",
-        set: |c, v| {
-            c.stale_after = secs(seconds(v)?);
-            Ok(())
-        },
-        check: |c| positive(c.stale_after),
-        show: |c, _, f| duration(c.stale_after, f),
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.stale_after = secs(seconds(v)?);
+                Ok(())
+            },
+            check: |c| positive(c.stale_after),
+            show: |c, _, f| duration(c.stale_after, f),
+        }),
     },
     Key {
         name: SMOOTHING,
@@ -385,25 +509,27 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "none, or ewma (a time-aware moving average)",
-        set: |c, v| {
-            c.smoothing = match choice(v, "none|ewma")? {
-                0 => Smoothing::None,
-                _ => Smoothing::Ewma {
-                    tau: match c.smoothing {
-                        Smoothing::Ewma { tau } => tau,
-                        Smoothing::None => DEFAULT_TAU,
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.smoothing = match choice(v, "none|ewma")? {
+                    0 => Smoothing::None,
+                    _ => Smoothing::Ewma {
+                        tau: match c.smoothing {
+                            Smoothing::Ewma { tau } => tau,
+                            Smoothing::None => DEFAULT_TAU,
+                        },
                     },
-                },
-            };
-            Ok(())
-        },
-        check: |_| Ok(()),
-        show: |c, _, f| {
-            f.write_str(match c.smoothing {
-                Smoothing::None => "none",
-                Smoothing::Ewma { .. } => "ewma",
-            })
-        },
+                };
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, _, f| {
+                f.write_str(match c.smoothing {
+                    Smoothing::None => "none",
+                    Smoothing::Ewma { .. } => "ewma",
+                })
+            },
+        }),
     },
     Key {
         name: SMOOTHING_TAU,
@@ -411,21 +537,23 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "the EWMA's time constant in seconds (1 to 86400); used with ewma only",
-        set: |c, v| {
-            let tau = secs(seconds(v)?);
-            if let Smoothing::Ewma { .. } = c.smoothing {
-                c.smoothing = Smoothing::Ewma { tau };
-            }
-            Ok(())
-        },
-        check: |c| match c.smoothing {
-            Smoothing::Ewma { tau } => positive(tau),
-            Smoothing::None => Ok(()),
-        },
-        show: |c, _, f| match c.smoothing {
-            Smoothing::Ewma { tau } => duration(tau, f),
-            Smoothing::None => duration(DEFAULT_TAU, f),
-        },
+        field: Field::Control(Access {
+            set: |c, v| {
+                let tau = secs(seconds(v)?);
+                if let Smoothing::Ewma { .. } = c.smoothing {
+                    c.smoothing = Smoothing::Ewma { tau };
+                }
+                Ok(())
+            },
+            check: |c| match c.smoothing {
+                Smoothing::Ewma { tau } => positive(tau),
+                Smoothing::None => Ok(()),
+            },
+            show: |c, _, f| match c.smoothing {
+                Smoothing::Ewma { tau } => duration(tau, f),
+                Smoothing::None => duration(DEFAULT_TAU, f),
+            },
+        }),
     },
     Key {
         name: ENTER_SAMPLES,
@@ -433,12 +561,14 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "consecutive samples at or above a threshold before rejecting (1 to 1000)",
-        set: |c, v| {
-            c.enter_samples = ranged(v, 1, 1000)?;
-            Ok(())
-        },
-        check: |c| within(c.enter_samples, 1, 1000),
-        show: |c, _, f| write!(f, "{}", c.enter_samples),
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.enter_samples = ranged(v, 1, 1000)?;
+                Ok(())
+            },
+            check: |c| within(c.enter_samples, 1, 1000),
+            show: |c, _, f| write!(f, "{}", c.enter_samples),
+        }),
     },
     Key {
         name: EXIT_MARGIN,
@@ -446,12 +576,14 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "rejecting stops below the threshold minus this many percent (0 to 100)",
-        set: |c, v| {
-            c.exit_margin = ranged(v, 0, 100)? as u8;
-            Ok(())
-        },
-        check: |c| within(c.exit_margin.into(), 0, 100),
-        show: |c, _, f| write!(f, "{}", c.exit_margin),
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.exit_margin = ranged(v, 0, 100)? as u8;
+                Ok(())
+            },
+            check: |c| within(c.exit_margin.into(), 0, 100),
+            show: |c, _, f| write!(f, "{}", c.exit_margin),
+        }),
     },
     Key {
         name: MIN_HOLD,
@@ -459,12 +591,14 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "minimum seconds in the rejecting state (0 to 86400)",
-        set: |c, v| {
-            c.min_hold = secs(ranged(v, 0, MAX_SECONDS)?);
-            Ok(())
-        },
-        check: |c| at_most(c.min_hold, MAX_SECONDS),
-        show: |c, _, f| duration(c.min_hold, f),
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.min_hold = secs(ranged(v, 0, MAX_SECONDS)?);
+                Ok(())
+            },
+            check: |c| at_most(c.min_hold, MAX_SECONDS),
+            show: |c, _, f| duration(c.min_hold, f),
+        }),
     },
     Key {
         name: MODE,
@@ -472,20 +606,22 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "enforce, or monitor (count and log, admit everything)",
-        set: |c, v| {
-            c.mode = match choice(v, "enforce|monitor")? {
-                0 => Mode::Enforce,
-                _ => Mode::Monitor,
-            };
-            Ok(())
-        },
-        check: |_| Ok(()),
-        show: |c, _, f| {
-            f.write_str(match c.mode {
-                Mode::Enforce => "enforce",
-                Mode::Monitor => "monitor",
-            })
-        },
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.mode = match choice(v, "enforce|monitor")? {
+                    0 => Mode::Enforce,
+                    _ => Mode::Monitor,
+                };
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, _, f| {
+                f.write_str(match c.mode {
+                    Mode::Enforce => "enforce",
+                    Mode::Monitor => "monitor",
+                })
+            },
+        }),
     },
     Key {
         name: RETRY_AFTER_JITTER,
@@ -493,12 +629,14 @@ pub const TABLE: [Key; 20] = [
         restart: false,
         secret: false,
         doc: "up to this many seconds added at random to each Retry-After (0 to 3600)",
-        set: |c, v| {
-            c.retry_after_jitter = ranged(v, 0, MAX_JITTER)?;
-            Ok(())
-        },
-        check: |c| within(c.retry_after_jitter, 0, MAX_JITTER),
-        show: |c, _, f| write!(f, "{}", c.retry_after_jitter),
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.retry_after_jitter = ranged(v, 0, MAX_JITTER)?;
+                Ok(())
+            },
+            check: |c| within(c.retry_after_jitter, 0, MAX_JITTER),
+            show: |c, _, f| write!(f, "{}", c.retry_after_jitter),
+        }),
     },
     Key {
         name: MONITOR_JITTER,
@@ -506,12 +644,14 @@ pub const TABLE: [Key; 20] = [
         restart: true,
         secret: false,
         doc: "up to this many seconds of random delay before the first poll (0 to 3600)",
-        set: |c, v| {
-            c.monitor_jitter = secs(ranged(v, 0, MAX_JITTER)?);
-            Ok(())
-        },
-        check: |c| at_most(c.monitor_jitter, MAX_JITTER),
-        show: |c, _, f| duration(c.monitor_jitter, f),
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.monitor_jitter = secs(ranged(v, 0, MAX_JITTER)?);
+                Ok(())
+            },
+            check: |c| at_most(c.monitor_jitter, MAX_JITTER),
+            show: |c, _, f| duration(c.monitor_jitter, f),
+        }),
     },
     Key {
         name: ADAPTIVE_SOURCE,
@@ -519,22 +659,24 @@ pub const TABLE: [Key; 20] = [
         restart: true,
         secret: false,
         doc: "where the local CPU comes from: auto, host or cgroup",
-        set: |c, v| {
-            c.adaptive_source = match choice(v, "auto|host|cgroup")? {
-                0 => CpuSourceKind::Auto,
-                1 => CpuSourceKind::Host,
-                _ => CpuSourceKind::Cgroup,
-            };
-            Ok(())
-        },
-        check: |_| Ok(()),
-        show: |c, _, f| {
-            f.write_str(match c.adaptive_source {
-                CpuSourceKind::Auto => "auto",
-                CpuSourceKind::Host => "host",
-                CpuSourceKind::Cgroup => "cgroup",
-            })
-        },
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.adaptive_source = match choice(v, "auto|host|cgroup")? {
+                    0 => CpuSourceKind::Auto,
+                    1 => CpuSourceKind::Host,
+                    _ => CpuSourceKind::Cgroup,
+                };
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, _, f| {
+                f.write_str(match c.adaptive_source {
+                    CpuSourceKind::Auto => "auto",
+                    CpuSourceKind::Host => "host",
+                    CpuSourceKind::Cgroup => "cgroup",
+                })
+            },
+        }),
     },
 ];
 

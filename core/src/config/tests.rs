@@ -1,6 +1,7 @@
 //! The configuration: parsing, keys, environment, validation, addresses.
 
 use super::*;
+use crate::{Text, Threshold};
 
 fn parse(text: &str) -> Config {
     match Config::from_properties(text) {
@@ -13,14 +14,14 @@ fn parse(text: &str) -> Config {
 fn defaults_are_fess_defaults() {
     let config = parse("");
     assert_eq!(config, Config::DEFAULT);
-    assert_eq!(config.web_threshold, 100);
-    assert_eq!(config.api_threshold, 100);
-    assert_eq!(config.monitor_interval, Duration::from_secs(1));
-    assert_eq!(config.adaptive_threshold, 50);
-    assert_eq!(config.retry_after, 60);
-    assert_eq!(config.search_engine_url, None);
-    assert!(!config.http_control_enabled());
-    assert!(config.adaptive_enabled());
+    assert_eq!(config.control.web_threshold, Threshold::from_fess(100));
+    assert_eq!(config.control.api_threshold, Threshold::from_fess(100));
+    assert_eq!(config.control.monitor_interval, Duration::from_secs(1));
+    assert_eq!(config.control.adaptive_threshold, 50);
+    assert_eq!(config.control.retry_after, 60);
+    assert_eq!(config.cluster.urls, None);
+    assert!(!config.control.http_control_enabled());
+    assert!(config.control.adaptive_enabled());
 }
 
 #[test]
@@ -34,15 +35,18 @@ fn separators_whitespace_and_comments() {
          load.control.monitor.interval 2\n\
          adaptive.load.control\t=\t0\r\n",
     );
-    assert_eq!(config.web_threshold, 70);
-    assert_eq!(config.api_threshold, 80);
-    assert_eq!(config.monitor_interval, Duration::from_secs(2));
-    assert_eq!(config.adaptive_threshold, 0);
-    assert!(!config.adaptive_enabled());
+    assert_eq!(config.control.web_threshold, Threshold::from_fess(70));
+    assert_eq!(config.control.api_threshold, Threshold::from_fess(80));
+    assert_eq!(config.control.monitor_interval, Duration::from_secs(2));
+    assert_eq!(config.control.adaptive_threshold, 0);
+    assert!(!config.control.adaptive_enabled());
     // `:=30`: the separator is `:`, the value `=30`, which is not an integer in Java
     // either. Prove it with the error instead:
     assert!(Config::from_properties("load.control.retry.after:=30").is_err());
-    assert_eq!(parse("load.control.retry.after = 30").retry_after, 30);
+    assert_eq!(
+        parse("load.control.retry.after = 30").control.retry_after,
+        30
+    );
 }
 
 #[test]
@@ -52,9 +56,9 @@ fn continuations_and_escapes() {
          search_engine.http.url = https\\://admin\\:secret@search.example\\:9200\n\
          api.load.control=\\u0038\\u0030\n",
     );
-    assert_eq!(config.web_threshold, 65);
-    assert_eq!(config.api_threshold, 80);
-    let url = config.search_engine_url.expect("url").first();
+    assert_eq!(config.control.web_threshold, Threshold::from_fess(65));
+    assert_eq!(config.control.api_threshold, Threshold::from_fess(80));
+    let url = config.cluster.urls.expect("url").first();
     assert_eq!(url.as_str(), "https://admin:secret@search.example:9200");
     assert_eq!(url.credentials(), Some(("admin", "secret")));
     assert_eq!(
@@ -72,17 +76,20 @@ fn crlf_and_cr_line_endings_count_lines() {
 #[test]
 fn unknown_keys_are_ignored_last_wins() {
     let config = parse("foo=bar\nweb.load.control=10\nweb.load.control=20\nx\n");
-    assert_eq!(config.web_threshold, 20);
+    assert_eq!(config.control.web_threshold, Threshold::from_fess(20));
 }
 
 #[test]
 fn fess_threshold_meanings_are_kept() {
     let config = parse("web.load.control=200\napi.load.control=-5\nadaptive.load.control=-1");
-    assert_eq!(config.web_threshold, 200);
-    assert_eq!(config.api_threshold, -5);
-    assert!(config.http_control_enabled());
-    assert!(!config.adaptive_enabled());
-    assert_eq!(parse("web.load.control=+80").web_threshold, 80);
+    assert_eq!(config.control.web_threshold, Threshold::from_fess(200));
+    assert_eq!(config.control.api_threshold, Threshold::from_fess(-5));
+    assert!(config.control.http_control_enabled());
+    assert!(!config.control.adaptive_enabled());
+    assert_eq!(
+        parse("web.load.control=+80").control.web_threshold,
+        Threshold::from_fess(80)
+    );
 }
 
 #[test]
@@ -167,15 +174,19 @@ fn errors_name_line_key_and_value() {
 fn java_reads_these_files_and_so_does_this() {
     // A surrogate pair escape anywhere, even in a key nobody reads.
     let config = parse("label.emoji=\\uD83D\\uDE00\nweb.load.control=70\n");
-    assert_eq!(config.web_threshold, 70);
+    assert_eq!(config.control.web_threshold, Threshold::from_fess(70));
     // The last duplicate wins, whatever the earlier ones said.
     assert_eq!(
-        parse("web.load.control=\nweb.load.control=70\n").web_threshold,
-        70
+        parse("web.load.control=\nweb.load.control=70\n")
+            .control
+            .web_threshold,
+        Threshold::from_fess(70)
     );
     assert_eq!(
-        parse("web.load.control=x\napi.load.control=9\nweb.load.control=71").web_threshold,
-        71
+        parse("web.load.control=x\napi.load.control=9\nweb.load.control=71")
+            .control
+            .web_threshold,
+        Threshold::from_fess(71)
     );
     // ... and a bad last value is reported on its own line.
     let error = Config::from_properties("web.load.control=70\n\nweb.load.control=x\n").unwrap_err();
@@ -184,9 +195,19 @@ fn java_reads_these_files_and_so_does_this() {
         (Origin::Line(3), ConfigErrorKind::NotAnInteger)
     );
     // A comment line inside a continuation that has nothing yet is a comment.
-    assert_eq!(parse("\\\n# c \\\nweb.load.control=42\n").web_threshold, 42);
+    assert_eq!(
+        parse("\\\n# c \\\nweb.load.control=42\n")
+            .control
+            .web_threshold,
+        Threshold::from_fess(42)
+    );
     // Continuations join before escapes are decoded.
-    assert_eq!(parse("web.load.control=\\u00\\\n  37\n").web_threshold, 7);
+    assert_eq!(
+        parse("web.load.control=\\u00\\\n  37\n")
+            .control
+            .web_threshold,
+        Threshold::from_fess(7)
+    );
 }
 
 #[test]
@@ -205,17 +226,23 @@ fn long_values_are_refused_never_cut() {
     );
     // Unknown keys may be as long as they like.
     let long = std::format!("fess.long={}\nweb.load.control=60\n", "v".repeat(10_000));
-    assert_eq!(parse(&long).web_threshold, 60);
+    assert_eq!(parse(&long).control.web_threshold, Threshold::from_fess(60));
     // A known value just within the limit is read whole.
     let padded = std::format!("web.load.control={}61\n", "0".repeat(510));
-    assert_eq!(parse(&padded).web_threshold, 61);
+    assert_eq!(
+        parse(&padded).control.web_threshold,
+        Threshold::from_fess(61)
+    );
 }
 
 #[test]
 fn latin1_bytes_are_read_as_java_reads_them() {
     let (config, encoding) =
         Config::from_properties_bytes(b"label=caf\xe9\nweb.load.control=55\n").unwrap();
-    assert_eq!((config.web_threshold, encoding), (55, Encoding::Latin1));
+    assert_eq!(
+        (config.control.web_threshold.get(), encoding),
+        (55, Encoding::Latin1)
+    );
     let (_, encoding) = Config::from_properties_bytes("label=café\n".as_bytes()).unwrap();
     assert_eq!(encoding, Encoding::Utf8);
 }
@@ -238,8 +265,8 @@ fn apply_keeps_the_old_config_on_error() {
             .apply_properties("api.load.control=80\nweb.load.control=x")
             .is_err()
     );
-    assert_eq!(config.web_threshold, 70);
-    assert_eq!(config.api_threshold, 100);
+    assert_eq!(config.control.web_threshold, Threshold::from_fess(70));
+    assert_eq!(config.control.api_threshold, Threshold::from_fess(100));
 }
 
 #[test]
@@ -257,12 +284,15 @@ fn long_values_are_cut_in_errors() {
 #[test]
 fn beyond_fess_keys_default_to_fess_behaviour() {
     let config = Config::DEFAULT;
-    assert_eq!(config.failure_policy, FailurePolicy::Open);
-    assert_eq!(config.smoothing, Smoothing::None);
-    assert_eq!((config.enter_samples, config.exit_margin), (1, 0));
-    assert_eq!(config.min_hold, Duration::ZERO);
-    assert_eq!(config.mode, Mode::Enforce);
-    assert_eq!(config.retry_after_jitter, 0);
+    assert_eq!(config.control.failure_policy, FailurePolicy::Open);
+    assert_eq!(config.control.smoothing, Smoothing::None);
+    assert_eq!(
+        (config.control.enter_samples, config.control.exit_margin),
+        (1, 0)
+    );
+    assert_eq!(config.control.min_hold, Duration::ZERO);
+    assert_eq!(config.control.mode, Mode::Enforce);
+    assert_eq!(config.control.retry_after_jitter, 0);
 }
 
 #[test]
@@ -280,26 +310,29 @@ fn beyond_fess_keys_parse() {
          load.control.monitor.jitter=30\n\
          adaptive.load.control.source=cgroup\n",
     );
-    assert_eq!(config.monitor_jitter, Duration::from_secs(30));
-    assert_eq!(config.adaptive_source, CpuSourceKind::Cgroup);
+    assert_eq!(config.control.monitor_jitter, Duration::from_secs(30));
+    assert_eq!(config.control.adaptive_source, CpuSourceKind::Cgroup);
     assert_eq!(
-        config.smoothing,
+        config.control.smoothing,
         Smoothing::Ewma {
             tau: Duration::from_secs(8)
         }
     );
-    assert_eq!(config.failure_policy, FailurePolicy::Closed);
-    assert_eq!(config.stale_after, Duration::from_secs(30));
-    assert_eq!((config.enter_samples, config.exit_margin), (3, 10));
-    assert_eq!(config.min_hold, Duration::from_secs(20));
-    assert_eq!(config.mode, Mode::Monitor);
-    assert_eq!(config.retry_after_jitter, 15);
+    assert_eq!(config.control.failure_policy, FailurePolicy::Closed);
+    assert_eq!(config.control.stale_after, Duration::from_secs(30));
     assert_eq!(
-        parse("load.control.smoothing=ewma").smoothing,
+        (config.control.enter_samples, config.control.exit_margin),
+        (3, 10)
+    );
+    assert_eq!(config.control.min_hold, Duration::from_secs(20));
+    assert_eq!(config.control.mode, Mode::Monitor);
+    assert_eq!(config.control.retry_after_jitter, 15);
+    assert_eq!(
+        parse("load.control.smoothing=ewma").control.smoothing,
         Smoothing::Ewma { tau: DEFAULT_TAU }
     );
     assert_eq!(
-        parse("load.control.smoothing.tau=8").smoothing,
+        parse("load.control.smoothing.tau=8").control.smoothing,
         Smoothing::None
     );
 }
@@ -400,14 +433,14 @@ fn urls() {
         ("é", Err(UrlError::UnsupportedScheme)),
         ("https:/ꌚ", Err(UrlError::UnsupportedScheme)),
     ] {
-        assert_eq!(Url::parse(text).map(|_| ()), expected, "{text}");
+        assert_eq!(NodeUrl::parse(text).map(|_| ()), expected, "{text}");
     }
-    let url = Url::parse("https://admin:hunter2@h:9200/x").unwrap();
+    let url = NodeUrl::parse("https://admin:hunter2@h:9200/x").unwrap();
     let mut shown = heapless::String::<128>::new();
     let _ = core::fmt::write(&mut shown, format_args!("{url} {url:?}"));
     assert!(!shown.contains("hunter2"), "{shown}");
     assert!(shown.contains("admin:***@h:9200/x"), "{shown}");
-    assert_eq!(parse("search_engine.http.url=").search_engine_url, None);
+    assert_eq!(parse("search_engine.http.url=").cluster.urls, None);
 }
 
 /// Issue: a Fess config's comma-separated list was refused at start-up, and its
@@ -420,7 +453,7 @@ fn fess_connection_keys_are_read() {
          search_engine.password=s3cr#t pass\n\
          search_engine.http.ssl.certificate_authorities=/etc/fess/root-ca.pem\n",
     );
-    let urls = config.search_engine_url.expect("urls");
+    let urls = config.cluster.urls.expect("urls");
     let all: std::vec::Vec<_> = urls
         .iter()
         .map(|u| std::string::String::from(u.as_str()))
@@ -433,17 +466,24 @@ fn fess_connection_keys_are_read() {
             "http://[::1]:9200"
         ]
     );
-    let (user, password) = config.credentials().expect("both set");
+    let (user, password) = config.cluster.credentials().expect("both set");
     assert_eq!((user, password.expose()), ("admin", "s3cr#t pass"));
     assert_eq!(
         config
+            .cluster
             .certificate_authorities
             .map(|p| std::string::String::from(p.as_str())),
         Some("/etc/fess/root-ca.pem".into())
     );
     // One without the other is not used, as in Fess.
-    assert_eq!(parse("search_engine.username=admin").credentials(), None);
-    assert_eq!(parse("search_engine.password=x").credentials(), None);
+    assert_eq!(
+        parse("search_engine.username=admin").cluster.credentials(),
+        None
+    );
+    assert_eq!(
+        parse("search_engine.password=x").cluster.credentials(),
+        None
+    );
 }
 
 #[test]
@@ -489,8 +529,8 @@ fn the_environment_overrides_the_file() {
         _ => None,
     };
     config.apply_env(env).unwrap();
-    assert_eq!(config.search_engine_url.unwrap().len(), 2);
-    let (user, password) = config.credentials().unwrap();
+    assert_eq!(config.cluster.urls.unwrap().len(), 2);
+    let (user, password) = config.cluster.credentials().unwrap();
     assert_eq!((user, password.expose()), ("fileuser", "envpass"));
 
     let mut config = Config::new();
@@ -536,7 +576,7 @@ fn credentials_in_the_url_and_in_the_keys_are_a_conflict_naming_both() {
         }
     );
     // Userinfo alone is still accepted.
-    assert!(config.search_engine_url.unwrap().has_credentials());
+    assert!(config.cluster.urls.unwrap().has_credentials());
 }
 
 #[test]
@@ -602,7 +642,7 @@ fn the_key_table_drives_parsing_and_shows_what_it_read() {
 #[test]
 fn configs_built_in_code_are_validated_like_files() {
     let mut config = Config::new();
-    config.enter_samples = 0;
+    config.control.enter_samples = 0;
     let error = config.validate().unwrap_err();
     assert_eq!(
         (error.at, error.key.as_str()),
@@ -613,16 +653,16 @@ fn configs_built_in_code_are_validated_like_files() {
         "configuration: load.control.enter.samples = \"0\": out of range (expected 1 to 1000)"
     );
     let mut config = Config::new();
-    config.retry_after = 0;
+    config.control.retry_after = 0;
     assert_eq!(
         config.validate().unwrap_err().key.as_str(),
         keys::RETRY_AFTER
     );
     let mut config = Config::new();
-    config.retry_after_jitter = MAX_JITTER + 1;
+    config.control.retry_after_jitter = MAX_JITTER + 1;
     assert!(config.validate().is_err());
     let mut config = Config::new();
-    config.smoothing = Smoothing::Ewma {
+    config.control.smoothing = Smoothing::Ewma {
         tau: Duration::ZERO,
     };
     assert_eq!(
@@ -630,8 +670,8 @@ fn configs_built_in_code_are_validated_like_files() {
         keys::SMOOTHING_TAU
     );
     let mut config = Config::new();
-    config.search_engine_url = Some(ClusterUrls::parse("http://u:p@h").unwrap());
-    config.search_engine_username = Text::new("u");
+    config.cluster.urls = Some(ClusterUrls::parse("http://u:p@h").unwrap());
+    config.cluster.username = Text::new("u");
     assert!(matches!(
         config.validate().unwrap_err().kind,
         ConfigErrorKind::Conflict { .. }

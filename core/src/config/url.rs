@@ -1,4 +1,4 @@
-//! Cluster addresses: one [`Url`], or the comma-separated list of `search_engine.http.url`
+//! Cluster addresses: one [`NodeUrl`], or the comma-separated list of `search_engine.http.url`
 //! ([`ClusterUrls`]).
 
 use core::fmt;
@@ -18,7 +18,7 @@ pub enum UrlError {
     /// Whitespace or control characters, or a comma in one address (a list of addresses
     /// is a [`ClusterUrls`]).
     InvalidCharacter,
-    /// Longer than [`Url::CAPACITY`] bytes.
+    /// Longer than [`NodeUrl::CAPACITY`] bytes.
     TooLong,
     /// A list with an empty item (`http://a:9200,,http://b:9200`, or a trailing comma).
     EmptyItem,
@@ -45,21 +45,21 @@ impl fmt::Display for UrlError {
 impl core::error::Error for UrlError {}
 
 /// A cluster address (`http(s)://[user:password@]host[:port][/path]`), checked and stored
-/// inline so that [`crate::Config`] stays `Copy`.
+/// inline, without allocation.
 ///
 /// Its `Debug` and `Display` hide any password: `https://admin:***@host:9200`.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Url {
-    bytes: [u8; Url::CAPACITY],
+pub struct NodeUrl {
+    bytes: [u8; NodeUrl::CAPACITY],
     len: u16,
 }
 
-impl Url {
+impl NodeUrl {
     /// The longest address accepted, in bytes.
     pub const CAPACITY: usize = 512;
 
     /// No address (only a placeholder, never a parse result).
-    const EMPTY: Url = Url {
+    const EMPTY: NodeUrl = NodeUrl {
         bytes: [0; Self::CAPACITY],
         len: 0,
     };
@@ -70,8 +70,8 @@ impl Url {
     ///
     /// A [`UrlError`] when the scheme is not `http`/`https`, the host is empty, the port is
     /// not a number, it contains whitespace, control characters or a comma, or it is longer
-    /// than [`Url::CAPACITY`].
-    pub fn parse(text: &str) -> Result<Url, UrlError> {
+    /// than [`NodeUrl::CAPACITY`].
+    pub fn parse(text: &str) -> Result<NodeUrl, UrlError> {
         if text.len() > Self::CAPACITY {
             return Err(UrlError::TooLong);
         }
@@ -112,7 +112,7 @@ impl Url {
         }
         let mut bytes = [0; Self::CAPACITY];
         bytes[..text.len()].copy_from_slice(text.as_bytes());
-        Ok(Url {
+        Ok(NodeUrl {
             bytes,
             len: text.len() as u16,
         })
@@ -129,18 +129,18 @@ impl Url {
     /// The address with any userinfo removed.
     ///
     /// ```
-    /// use load_core::Url;
+    /// use load_core::NodeUrl;
     ///
-    /// let url = Url::parse("https://admin:secret@host:9200/").expect("url");
+    /// let url = NodeUrl::parse("https://admin:secret@host:9200/").expect("url");
     /// assert_eq!(url.without_credentials().as_str(), "https://host:9200/");
     /// ```
     #[must_use]
-    pub fn without_credentials(&self) -> Url {
+    pub fn without_credentials(&self) -> NodeUrl {
         let (scheme, rest) = self.split_credentials();
         let mut bytes = [0; Self::CAPACITY];
         bytes[..scheme.len()].copy_from_slice(scheme.as_bytes());
         bytes[scheme.len()..scheme.len() + rest.len()].copy_from_slice(rest.as_bytes());
-        Url {
+        NodeUrl {
             bytes,
             len: (scheme.len() + rest.len()) as u16,
         }
@@ -173,7 +173,7 @@ impl Url {
     }
 }
 
-impl fmt::Display for Url {
+impl fmt::Display for NodeUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (scheme, rest) = self.split_credentials();
         match self.credentials() {
@@ -183,15 +183,15 @@ impl fmt::Display for Url {
     }
 }
 
-impl fmt::Debug for Url {
+impl fmt::Debug for NodeUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Url(\"{self}\")")
+        write!(f, "NodeUrl(\"{self}\")")
     }
 }
 
 /// The cluster's addresses, as Fess's `search_engine.http.url` gives them: a
 /// comma-separated list of up to [`ClusterUrls::MAX`] addresses (`http://node1:9200,
-/// http://node2:9200`), each a [`Url`], stored inline (512 bytes in all).
+/// http://node2:9200`), each a [`NodeUrl`], stored inline (512 bytes in all).
 ///
 /// Any node answers node stats for the whole cluster, so a monitor polls one address at a
 /// time and moves to the next after a failure.
@@ -209,7 +209,7 @@ impl fmt::Debug for Url {
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct ClusterUrls {
-    text: [u8; Url::CAPACITY],
+    text: [u8; NodeUrl::CAPACITY],
     spans: [(u16, u16); ClusterUrls::MAX],
     count: u8,
 }
@@ -222,14 +222,14 @@ impl ClusterUrls {
     ///
     /// # Errors
     ///
-    /// The [`UrlError`] of the first address that [`Url::parse`] refuses, or
+    /// The [`UrlError`] of the first address that [`NodeUrl::parse`] refuses, or
     /// [`UrlError::EmptyItem`], [`UrlError::TooMany`], [`UrlError::TooLong`] for the list.
     pub fn parse(text: &str) -> Result<ClusterUrls, UrlError> {
-        if text.len() > Url::CAPACITY {
+        if text.len() > NodeUrl::CAPACITY {
             return Err(UrlError::TooLong);
         }
         let mut urls = ClusterUrls {
-            text: [0; Url::CAPACITY],
+            text: [0; NodeUrl::CAPACITY],
             spans: [(0, 0); ClusterUrls::MAX],
             count: 0,
         };
@@ -243,7 +243,7 @@ impl ClusterUrls {
             if trimmed.is_empty() {
                 return Err(UrlError::EmptyItem);
             }
-            Url::parse(trimmed)?;
+            NodeUrl::parse(trimmed)?;
             if usize::from(urls.count) == Self::MAX {
                 return Err(UrlError::TooMany);
             }
@@ -269,21 +269,21 @@ impl ClusterUrls {
 
     /// The address at `index`.
     #[must_use]
-    pub fn get(&self, index: usize) -> Option<Url> {
+    pub fn get(&self, index: usize) -> Option<NodeUrl> {
         let &(start, end) = self.spans[..self.len()].get(index)?;
         let text = core::str::from_utf8(&self.text[usize::from(start)..usize::from(end)]).ok()?;
-        Url::parse(text).ok()
+        NodeUrl::parse(text).ok()
     }
 
     /// The first address.
     #[must_use]
-    pub fn first(&self) -> Url {
+    pub fn first(&self) -> NodeUrl {
         // A list holds at least one valid address.
-        self.get(0).unwrap_or(Url::EMPTY)
+        self.get(0).unwrap_or(NodeUrl::EMPTY)
     }
 
     /// Every address, in order.
-    pub fn iter(&self) -> impl Iterator<Item = Url> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = NodeUrl> + '_ {
         (0..self.len()).filter_map(|i| self.get(i))
     }
 
@@ -309,9 +309,9 @@ impl ClusterUrls {
     }
 }
 
-impl From<Url> for ClusterUrls {
-    fn from(url: Url) -> Self {
-        let mut text = [0; Url::CAPACITY];
+impl From<NodeUrl> for ClusterUrls {
+    fn from(url: NodeUrl) -> Self {
+        let mut text = [0; NodeUrl::CAPACITY];
         let len = url.as_str().len();
         text[..len].copy_from_slice(url.as_str().as_bytes());
         let mut spans = [(0, 0); ClusterUrls::MAX];

@@ -12,7 +12,7 @@ use core::task::{Context, Poll, Waker};
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
-use load_core::opensearch::{ParseError, parse_node_stats};
+use load_core::node_stats::{ParseError, parse_node_stats};
 use load_core::{
     AdaptiveGate, Config, CpuPercent, CpuSample, CpuSource, Decision, FailureCounter, FailureLevel,
     Instant, LoadControl, Origin, Outcome, Pass, Route, ScriptedSource, SourceError,
@@ -49,12 +49,12 @@ const CAPTURED_FULL: &[u8] = include_bytes!("../../fixtures/opensearch/os-2.19.1
 
 fn config_from_fess_properties() -> Check {
     let config = Config::from_properties(FESS_CONFIG).map_err(|_| "the example file is refused")?;
-    expect(config.web_threshold == 80, "web.load.control")?;
-    expect(config.api_threshold == 90, "api.load.control")?;
-    expect(config.adaptive_threshold == 50, "adaptive.load.control")?;
+    expect(config.control.web_threshold == 80, "web.load.control")?;
+    expect(config.control.api_threshold == 90, "api.load.control")?;
+    expect(config.control.adaptive_threshold == 50, "adaptive.load.control")?;
     let later = Config::from_properties("web.load.control=\nweb.load.control=70\n")
         .map_err(|_| "the last duplicate does not win")?;
-    expect(later.web_threshold == 70, "the last duplicate wins")?;
+    expect(later.control.web_threshold == 70, "the last duplicate wins")?;
     let bad = Config::from_properties("web.load.control=eighty\n");
     expect(
         bad.is_err_and(|e| e.at == Origin::Line(1)),
@@ -80,7 +80,7 @@ fn fess_filter_cases_on_a_static() -> Check {
         (79, false, true),
         (80, false, false),
     ] {
-        CONTROL.record(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(cpu)));
+        CONTROL.update(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(cpu)));
         expect(
             CONTROL.check("/search?q=x").is_allowed() == web,
             "web at the threshold",
@@ -113,16 +113,16 @@ fn failures_warn_three_times_then_debug() -> Check {
     let failures = FailureCounter::new();
     for _ in 0..3 {
         expect(
-            failures.record_failure() == FailureLevel::Warn,
+            failures.count_failure() == FailureLevel::Warn,
             "WARN at first",
         )?;
     }
     expect(
-        failures.record_failure() == FailureLevel::Debug,
+        failures.count_failure() == FailureLevel::Debug,
         "then DEBUG",
     )?;
     expect(
-        failures.record_success() == 4,
+        failures.count_success() == 4,
         "a success reports the streak",
     )?;
     expect(failures.consecutive() == 0, "and resets it")
@@ -166,7 +166,7 @@ fn record_a_scripted_source() -> Check {
             Ok(sample) => Outcome::Sample(sample.cpu),
             Err(_) => Outcome::Failed,
         };
-        control.record(Instant::from_secs(i as u64 + 1), outcome);
+        control.update(Instant::from_secs(i as u64 + 1), outcome);
         *slot = !control.check("/search").is_allowed();
     }
     // 85 %: rejected; failed poll: fail-open; 40 %: admitted; unknown: admitted.
@@ -247,7 +247,7 @@ fn main() -> ! {
         core::mem::size_of::<Config>()
     );
     let control = LoadControl::new(80, 90);
-    control.record(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(50)));
+    control.update(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(50)));
     let _ = control.take_start();
     let Some(mut peripherals) = cortex_m::Peripherals::take() else {
         panic!("the core peripherals were already taken");

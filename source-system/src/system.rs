@@ -3,15 +3,15 @@
 
 use std::fmt;
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use load_core::{
+    Config, ConfigError, ConfigErrorKind, CpuPercent, CpuSample, CpuSource, CpuSourceKind,
+    FromConfig, Origin, Role, SetupError, Snippet, SourceError, SourceErrorKind, StdClock, keys,
+};
 use sysinfo::{MINIMUM_CPU_UPDATE_INTERVAL, System};
 
-use super::IoTimer;
-use super::cgroup::{Cgroup, CgroupSource, CgroupVersion};
-use crate::{
-    CpuPercent, CpuSample, CpuSource, CpuSourceKind, SourceError, SourceErrorKind, StdClock,
-};
+use crate::cgroup::{Cgroup, CgroupSource, CgroupVersion};
 
 /// Where cgroups are mounted: inside a container with its own cgroup namespace, this is the
 /// container's cgroup.
@@ -47,17 +47,21 @@ impl fmt::Display for LocalCpu {
 ///
 /// On the host (sysinfo), the first reading is meaningless (there is no previous one to
 /// compare with), so the source takes it at construction and never reports it; and it
-/// never refreshes faster than sysinfo's minimum interval: a sample asked for too early
-/// waits for it (without blocking the executor).
+/// never refreshes faster than sysinfo's minimum interval
+/// ([`SystemSource::minimum_interval`], 200 ms on Linux): a sample asked for sooner after
+/// the previous refresh is unknown (`None`, which lets work proceed and reads as 0 % for
+/// request control), never a stale or meaningless value, and it never waits. Monitors poll
+/// at least that far apart ([`FromConfig`] refuses a shorter interval), so only a sample
+/// taken at once after construction is unknown.
 ///
 /// sysinfo reads the host's `/proc/stat`: inside a container with a CPU quota that is the
 /// host's load, not the container's. [`SystemSource::with_kind`] reads the cgroup instead
 /// (`cgroup`), or when it sets a limit below the host's CPUs (`auto`).
-pub struct SystemSource<Z = IoTimer> {
+///
+/// No runtime and no timer: it works on any executor.
+pub struct SystemSource {
     inner: Inner,
     measures: LocalCpu,
-    /// Waits out sysinfo's minimum refresh interval when sampled too soon.
-    sleep: Z,
 }
 
 enum Inner {
@@ -139,11 +143,15 @@ impl SystemSource {
         Ok(SystemSource {
             inner: Inner::Cgroup(source),
             measures,
-            sleep: IoTimer,
         })
     }
 
-    fn host() -> Result<SystemSource, SourceError> {
+    /// The host's CPU, whatever the cgroups say: the cluster signal in single-box mode.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceErrorKind::Unsupported`] when sysinfo cannot read this system.
+    pub fn host() -> Result<SystemSource, SourceError> {
         let mut system = System::new()
             .map_err(|e| SourceError::new(SourceErrorKind::Unsupported, &e.to_string()))?;
         system.refresh_cpu_usage();
@@ -154,7 +162,6 @@ impl SystemSource {
                 last_refresh: Instant::now(),
             },
             measures: LocalCpu::Host { cpus },
-            sleep: IoTimer,
         })
     }
 
@@ -171,20 +178,7 @@ impl SystemSource {
     }
 }
 
-impl<Z> SystemSource<Z> {
-    /// The same source, waiting with `sleep` (a runtime's [`crate::Sleep`]) instead of
-    /// [`IoTimer`].
-    #[must_use]
-    pub fn with_sleep<S: crate::Sleep>(self, sleep: S) -> SystemSource<S> {
-        SystemSource {
-            inner: self.inner,
-            measures: self.measures,
-            sleep,
-        }
-    }
-}
-
-impl<Z: crate::Sleep + Send + Sync> CpuSource for SystemSource<Z> {
+impl CpuSource for SystemSource {
     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
         match &mut self.inner {
             Inner::Cgroup(cgroup) => cgroup.sample_now(),
@@ -192,9 +186,9 @@ impl<Z: crate::Sleep + Send + Sync> CpuSource for SystemSource<Z> {
                 system,
                 last_refresh,
             } => {
-                let since = last_refresh.elapsed();
-                if since < MINIMUM_CPU_UPDATE_INTERVAL {
-                    self.sleep.sleep(MINIMUM_CPU_UPDATE_INTERVAL - since).await;
+                if last_refresh.elapsed() < MINIMUM_CPU_UPDATE_INTERVAL {
+                    // Too soon for sysinfo: a refresh now would compare with almost nothing.
+                    return Ok(CpuSample::local(None));
                 }
                 system.refresh_cpu_usage();
                 *last_refresh = Instant::now();
@@ -209,7 +203,56 @@ impl<Z: crate::Sleep + Send + Sync> CpuSource for SystemSource<Z> {
     }
 }
 
-impl<Z> fmt::Debug for SystemSource<Z> {
+/// Built from a [`Config`]: for [`Role::Local`] (background work), the CPU that
+/// `adaptive.load.control.source` names ([`SystemSource::with_kind`]); for
+/// [`Role::Cluster`] (single-box mode: no cluster to ask, or the search engine runs on this
+/// machine), the host's ([`SystemSource::host`]).
+///
+/// ```no_run
+/// use load_core::{Config, FromConfig, Role};
+/// use load_system::SystemSource;
+///
+/// let config = Config::from_properties("adaptive.load.control=50")?;
+/// let local = SystemSource::from_config(&config, Role::Local)?;
+/// println!("measuring the {}", local.measures());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl FromConfig for SystemSource {
+    /// # Errors
+    ///
+    /// [`SetupError::Config`] naming `load.control.monitor.interval` when the interval (set
+    /// in code) is shorter than this machine's CPU can be measured;
+    /// [`SetupError::Source`] when it cannot be measured at all.
+    fn from_config(config: &Config, role: Role) -> Result<SystemSource, SetupError> {
+        check_interval(config.control.monitor_interval)?;
+        Ok(match role {
+            Role::Cluster => SystemSource::host()?,
+            Role::Local => {
+                SystemSource::with_kind(config.control.adaptive_source, DEFAULT_CGROUP_ROOT)?
+            }
+        })
+    }
+}
+
+/// Refuses an interval shorter than this machine's CPU can be measured.
+fn check_interval(interval: Duration) -> Result<(), ConfigError> {
+    let minimum = SystemSource::minimum_interval();
+    if interval >= minimum {
+        return Ok(());
+    }
+    let shown = format!("{interval:?}");
+    Err(ConfigError {
+        at: Origin::Config,
+        key: Snippet::new(keys::MONITOR_INTERVAL),
+        value: Snippet::new(&shown),
+        kind: ConfigErrorKind::BelowMinimum {
+            minimum_ms: u32::try_from(minimum.as_millis()).unwrap_or(u32::MAX),
+            because: "this machine's CPU cannot be measured more often",
+        },
+    })
+}
+
+impl fmt::Debug for SystemSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SystemSource")
             .field("measures", &self.measures)
@@ -223,16 +266,34 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn host_samples_are_percentages_and_respect_the_minimum_interval() {
+    fn host_samples_are_percentages_and_unknown_when_too_soon() {
         let mut source = SystemSource::new().expect("supported");
         assert!(matches!(source.measures(), LocalCpu::Host { cpus } if cpus > 0));
-        let started = Instant::now();
-        let first = futures::executor::block_on(source.sample()).expect("sample");
-        let second = futures::executor::block_on(source.sample()).expect("sample");
-        assert!(started.elapsed() >= 2 * MINIMUM_CPU_UPDATE_INTERVAL - Duration::from_millis(5));
-        for sample in [first, second] {
-            assert!(sample.cpu.is_some_and(|c| c.get() <= 100), "{sample:?}");
-            assert_eq!((sample.nodes, sample.failed), (1, 0));
-        }
+        // At once after the priming reading: too soon for a meaningful one.
+        let early = futures::executor::block_on(source.sample()).expect("sample");
+        assert_eq!(early.cpu, None);
+        // Once sysinfo's interval has passed, a percentage.
+        std::thread::sleep(MINIMUM_CPU_UPDATE_INTERVAL);
+        let sample = futures::executor::block_on(source.sample()).expect("sample");
+        assert!(sample.cpu.is_some_and(|c| c.get() <= 100), "{sample:?}");
+        assert_eq!((sample.nodes, sample.failed), (1, 0));
+    }
+
+    #[test]
+    fn an_interval_below_what_sysinfo_measures_is_refused_naming_the_key() {
+        let mut config = Config::new();
+        config.control.monitor_interval = Duration::from_millis(50);
+        let error = SystemSource::from_config(&config, Role::Local).unwrap_err();
+        assert!(
+            error.to_string().contains("load.control.monitor.interval"),
+            "{error}"
+        );
+        assert!(matches!(
+            error,
+            SetupError::Config(ConfigError {
+                kind: ConfigErrorKind::BelowMinimum { .. },
+                ..
+            })
+        ));
     }
 }

@@ -165,14 +165,14 @@ impl fmt::Display for JsonError {
 /// allocated and no node id is copied.
 ///
 /// ```
-/// use load_core::opensearch::parse_node_stats;
+/// use load_core::node_stats::parse_node_stats;
 ///
 /// let body = br#"{"_nodes":{"total":3,"successful":2,"failed":1},
 ///   "nodes":{"a":{"os":{"cpu":{"percent":3}}},"b":{"os":{"cpu":{"percent":87}}}}}"#;
 /// let stats = parse_node_stats(body)?;
 /// assert_eq!(stats.max_cpu.get(), 87);
 /// assert_eq!((stats.nodes, stats.failed), (2, Some(1)));
-/// # Ok::<(), load_core::opensearch::ParseError>(())
+/// # Ok::<(), load_core::node_stats::ParseError>(())
 /// ```
 pub fn parse_node_stats(body: &[u8]) -> Result<NodeStats, ParseError> {
     parse_node_stats_with(body, Limits::DEFAULT)
@@ -210,7 +210,7 @@ pub fn parse_node_stats_with(body: &[u8], limits: Limits) -> Result<NodeStats, P
 /// escapes are not resolved). Used to describe failed polls.
 ///
 /// ```
-/// use load_core::opensearch::error_summary;
+/// use load_core::node_stats::error_summary;
 ///
 /// let body = br#"{"error":{"root_cause":[],"type":"security_exception","reason":"no permissions"},"status":403}"#;
 /// assert_eq!(error_summary(body), Some(("security_exception", "no permissions")));

@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use crate::{Config, CpuPercent, FailurePolicy, Instant, Smoothing};
+use crate::{ControlConfig, CpuPercent, FailurePolicy, Instant, Smoothing, Threshold};
 
 /// What one poll produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,31 +14,32 @@ pub enum Outcome {
     Failed,
 }
 
-/// The signal settings of a [`Config`] (everything the monitor side needs).
+/// The signal settings of a [`ControlConfig`]: how the monitor side turns samples into
+/// each class's rejecting state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SignalConfig {
-    /// See [`Config::failure_policy`].
+pub struct SignalPolicy {
+    /// See [`ControlConfig::failure_policy`].
     pub failure_policy: FailurePolicy,
-    /// See [`Config::stale_after`].
+    /// See [`ControlConfig::stale_after`].
     pub stale_after: Duration,
-    /// See [`Config::smoothing`].
+    /// See [`ControlConfig::smoothing`].
     pub smoothing: Smoothing,
-    /// See [`Config::enter_samples`].
+    /// See [`ControlConfig::enter_samples`].
     pub enter_samples: u32,
-    /// See [`Config::exit_margin`].
+    /// See [`ControlConfig::exit_margin`].
     pub exit_margin: u8,
-    /// See [`Config::min_hold`].
+    /// See [`ControlConfig::min_hold`].
     pub min_hold: Duration,
 }
 
-impl SignalConfig {
+impl SignalPolicy {
     /// Fess's behaviour: fail open, no smoothing, no hysteresis.
-    pub const FESS: SignalConfig = SignalConfig::from_config(&Config::DEFAULT);
+    pub const FESS: SignalPolicy = SignalPolicy::from_config(&ControlConfig::DEFAULT);
 
     /// The signal settings of `config`.
     #[must_use]
-    pub const fn from_config(config: &Config) -> SignalConfig {
-        SignalConfig {
+    pub const fn from_config(config: &ControlConfig) -> SignalPolicy {
+        SignalPolicy {
             failure_policy: config.failure_policy,
             stale_after: config.stale_after,
             smoothing: config.smoothing,
@@ -73,7 +74,7 @@ impl Signal {
         &mut self,
         now: Instant,
         outcome: Outcome,
-        config: &SignalConfig,
+        config: &SignalPolicy,
     ) -> (Option<CpuPercent>, Option<CpuPercent>) {
         if let Outcome::Sample(Some(raw)) = outcome {
             self.last_good = Some(now);
@@ -137,13 +138,13 @@ impl Hysteresis {
     }
 
     /// The state with nothing observed yet for `threshold` (Fess: the CPU reads 0 until the
-    /// first poll, so only a threshold of 0 or below rejects).
-    pub(crate) const fn initial(threshold: u8) -> Hysteresis {
-        Hysteresis::new(threshold == 0)
+    /// first poll, so only a threshold that rejects all rejects).
+    pub(crate) const fn initial(threshold: Threshold) -> Hysteresis {
+        Hysteresis::new(threshold.rejects_all())
     }
 
-    /// Takes the effective CPU for a class with `threshold` (clamped to `0..=100`; 100 means
-    /// the class is not controlled). Returns whether the class is rejected now.
+    /// Takes the effective CPU for a class with `threshold`. Returns whether the class is
+    /// rejected now.
     ///
     /// Entering needs `enter_samples` consecutive samples at or above the threshold; leaving
     /// needs a sample below `threshold - exit_margin` (never below 1 %) after at least
@@ -153,26 +154,25 @@ impl Hysteresis {
         &mut self,
         now: Instant,
         cpu: Option<CpuPercent>,
-        threshold: u8,
-        config: &SignalConfig,
+        threshold: Threshold,
+        config: &SignalPolicy,
     ) -> bool {
-        if threshold >= 100 {
+        if threshold.is_off() {
             *self = Hysteresis::new(false);
             return false;
         }
         let Some(cpu) = cpu else {
             return true;
         };
-        let cpu = cpu.get();
         if self.rejecting {
-            let exit_below = threshold.saturating_sub(config.exit_margin).max(1);
+            let exit_below = threshold.get().saturating_sub(config.exit_margin).max(1);
             let held_long_enough = now.saturating_duration_since(self.since) >= config.min_hold;
-            if cpu < exit_below && held_long_enough && threshold > 0 {
+            if cpu.get() < exit_below && held_long_enough && !threshold.rejects_all() {
                 *self = Hysteresis::new(false);
             }
-        } else if cpu >= threshold {
+        } else if threshold.is_reached(cpu) {
             self.streak += 1;
-            if self.streak >= config.enter_samples || threshold == 0 {
+            if self.streak >= config.enter_samples || threshold.rejects_all() {
                 self.rejecting = true;
                 self.streak = 0;
                 self.since = now;
@@ -192,12 +192,16 @@ mod tests {
         CpuPercent::new(n)
     }
 
+    fn t(n: i32) -> Threshold {
+        Threshold::from_fess(n)
+    }
+
     fn secs(n: u64) -> Instant {
         Instant::from_secs(n)
     }
 
-    fn config() -> SignalConfig {
-        SignalConfig::FESS
+    fn config() -> SignalPolicy {
+        SignalPolicy::FESS
     }
 
     #[test]
@@ -219,7 +223,7 @@ mod tests {
     #[test]
     fn hold_keeps_the_last_good_sample_until_stale() {
         let mut signal = Signal::NEW;
-        let c = SignalConfig {
+        let c = SignalPolicy {
             failure_policy: FailurePolicy::Hold,
             stale_after: Duration::from_secs(5),
             ..config()
@@ -243,7 +247,7 @@ mod tests {
     #[test]
     fn closed_is_unknown_once_stale_or_with_nothing_held() {
         let mut signal = Signal::NEW;
-        let c = SignalConfig {
+        let c = SignalPolicy {
             failure_policy: FailurePolicy::Closed,
             stale_after: Duration::from_secs(5),
             ..config()
@@ -260,7 +264,7 @@ mod tests {
 
     #[test]
     fn ewma_is_time_aware_and_seeded_with_the_first_sample() {
-        let c = SignalConfig {
+        let c = SignalPolicy {
             smoothing: Smoothing::Ewma {
                 tau: Duration::from_secs(10),
             },
@@ -289,7 +293,7 @@ mod tests {
     #[test]
     fn fess_hysteresis_is_the_plain_comparison() {
         let c = config();
-        let mut h = Hysteresis::initial(80);
+        let mut h = Hysteresis::initial(t(80));
         for (n, want) in [
             (79, false),
             (80, true),
@@ -298,44 +302,44 @@ mod tests {
             (100, true),
             (0, false),
         ] {
-            assert_eq!(h.update(secs(0), cpu(n), 80, &c), want, "{n}");
+            assert_eq!(h.update(secs(0), cpu(n), t(80), &c), want, "{n}");
         }
-        let mut zero = Hysteresis::initial(0);
+        let mut zero = Hysteresis::initial(t(0));
         assert!(zero.rejecting);
-        assert!(zero.update(secs(0), cpu(0), 0, &c));
-        let mut off = Hysteresis::initial(100);
-        assert!(!off.update(secs(0), cpu(100), 100, &c));
+        assert!(zero.update(secs(0), cpu(0), t(0), &c));
+        let mut off = Hysteresis::initial(t(100));
+        assert!(!off.update(secs(0), cpu(100), t(100), &c));
     }
 
     #[test]
     fn enter_samples_exit_margin_and_min_hold() {
-        let c = SignalConfig {
+        let c = SignalPolicy {
             enter_samples: 3,
             exit_margin: 10,
             min_hold: Duration::from_secs(30),
             ..config()
         };
-        let mut h = Hysteresis::initial(80);
-        assert!(!h.update(secs(0), cpu(90), 80, &c));
-        assert!(!h.update(secs(1), cpu(90), 80, &c));
-        assert!(!h.update(secs(2), cpu(70), 80, &c), "the streak breaks");
-        assert!(!h.update(secs(3), cpu(85), 80, &c));
-        assert!(!h.update(secs(4), cpu(85), 80, &c));
-        assert!(h.update(secs(5), cpu(85), 80, &c), "third in a row");
-        assert!(h.update(secs(10), cpu(60), 80, &c), "min hold: 30 s");
+        let mut h = Hysteresis::initial(t(80));
+        assert!(!h.update(secs(0), cpu(90), t(80), &c));
+        assert!(!h.update(secs(1), cpu(90), t(80), &c));
+        assert!(!h.update(secs(2), cpu(70), t(80), &c), "the streak breaks");
+        assert!(!h.update(secs(3), cpu(85), t(80), &c));
+        assert!(!h.update(secs(4), cpu(85), t(80), &c));
+        assert!(h.update(secs(5), cpu(85), t(80), &c), "third in a row");
+        assert!(h.update(secs(10), cpu(60), t(80), &c), "min hold: 30 s");
         assert!(
-            h.update(secs(40), cpu(75), 80, &c),
+            h.update(secs(40), cpu(75), t(80), &c),
             "75 is not below 80 - 10"
         );
-        assert!(!h.update(secs(41), cpu(69), 80, &c));
+        assert!(!h.update(secs(41), cpu(69), t(80), &c));
     }
 
     #[test]
     fn unknown_rejects_without_changing_state() {
         let c = config();
-        let mut h = Hysteresis::initial(80);
-        assert!(h.update(secs(0), None, 80, &c));
+        let mut h = Hysteresis::initial(t(80));
+        assert!(h.update(secs(0), None, t(80), &c));
         assert!(!h.rejecting);
-        assert!(!h.update(secs(1), cpu(10), 80, &c));
+        assert!(!h.update(secs(1), cpu(10), t(80), &c));
     }
 }

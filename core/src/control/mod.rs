@@ -1,16 +1,26 @@
 //! The request decision: classify, then one atomic word says whether the class is rejected.
 
-use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use core::cell::Cell;
 use core::fmt;
 
 use embassy_sync::blocking_mutex::CriticalSectionMutex;
 
-use crate::signal::{Hysteresis, Outcome, Signal, SignalConfig};
+use crate::atomic::{AtomicU8, AtomicU32, Ordering};
+use crate::policy::{Hysteresis, Outcome, Signal, SignalPolicy};
 use crate::{
-    Config, CpuGauge, CpuPercent, FailurePolicy, Instant, MAX_JITTER, MAX_SECONDS, Mode, Reading,
-    Route, classify_bytes,
+    ControlConfig, CpuGauge, CpuPercent, FailurePolicy, Instant, Mode, Reading, Route, StaticFiles,
+    Threshold, classify_bytes_with,
 };
+
+mod rejections;
+mod retry;
+mod transitions;
+mod word;
+
+use rejections::RejectionCounters;
+use retry::RetryAfter;
+pub use transitions::Transitions;
+use word::Word;
 
 /// What to do with a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,219 +44,13 @@ const IDLE: u8 = 0;
 const REQUESTED: u8 = 1;
 const TAKEN: u8 = 2;
 
-/// `LoadControl::endpoint` before any successful poll.
-const NO_ENDPOINT: u8 = u8::MAX;
-
-const fn clamp_threshold(threshold: i32) -> u8 {
-    if threshold >= 100 {
-        100
-    } else if threshold <= 0 {
-        0
-    } else {
-        threshold as u8
-    }
-}
-
-/// The hot-path word: both thresholds (clamped to 0..=100), whether each class is rejected
-/// now, and the mode. Everything a request needs is one relaxed load of it, and a
-/// reconfiguration is one store: readers see the old settings or the new, never a mix.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Word(u32);
-
-impl Word {
-    const WEB_SHIFT: u32 = 0;
-    const API_SHIFT: u32 = 8;
-    const REJECT_WEB: u32 = 1 << 16;
-    const REJECT_API: u32 = 1 << 17;
-    const MONITOR: u32 = 1 << 18;
-
-    const fn new(web: u8, api: u8, reject_web: bool, reject_api: bool, mode: Mode) -> Word {
-        Word(
-            (web as u32) << Self::WEB_SHIFT
-                | (api as u32) << Self::API_SHIFT
-                | if reject_web { Self::REJECT_WEB } else { 0 }
-                | if reject_api { Self::REJECT_API } else { 0 }
-                | match mode {
-                    Mode::Enforce => 0,
-                    Mode::Monitor => Self::MONITOR,
-                },
-        )
-    }
-
-    /// The threshold of the web (`api == false`) or API class.
-    #[inline]
-    const fn threshold(self, api: bool) -> u8 {
-        (self.0
-            >> if api {
-                Self::API_SHIFT
-            } else {
-                Self::WEB_SHIFT
-            }) as u8
-    }
-
-    #[inline]
-    const fn rejecting(self, api: bool) -> bool {
-        self.0
-            & if api {
-                Self::REJECT_API
-            } else {
-                Self::REJECT_WEB
-            }
-            != 0
-    }
-
-    #[inline]
-    const fn monitor(self) -> bool {
-        self.0 & Self::MONITOR != 0
-    }
-
-    /// The same settings with these rejecting states.
-    const fn with_rejecting(self, web: bool, api: bool) -> Word {
-        Word(
-            self.0 & !(Self::REJECT_WEB | Self::REJECT_API)
-                | if web { Self::REJECT_WEB } else { 0 }
-                | if api { Self::REJECT_API } else { 0 },
-        )
-    }
-
-    fn settings(self) -> Settings {
-        Settings {
-            web_threshold: self.threshold(false),
-            api_threshold: self.threshold(true),
-            mode: if self.monitor() {
-                Mode::Monitor
-            } else {
-                Mode::Enforce
-            },
-        }
-    }
-
-    /// The classes whose rejecting state differs in `next`.
-    fn transitions_to(self, next: Word) -> impl Iterator<Item = Transition> {
-        [(Route::Web, false), (Route::Api, true)]
-            .into_iter()
-            .filter(move |&(_, api)| self.rejecting(api) != next.rejecting(api))
-            .map(move |(route, api)| Transition {
-                route,
-                rejecting: next.rejecting(api),
-            })
-    }
-}
-
-/// Rejections per class, and what the last summary had reported.
-struct RejectionCounters {
-    web: AtomicU32,
-    api: AtomicU32,
-    /// Counts at the last summary (written by the monitor only).
-    summarised_web: AtomicU32,
-    summarised_api: AtomicU32,
-}
-
-impl RejectionCounters {
-    const fn new() -> RejectionCounters {
-        RejectionCounters {
-            web: AtomicU32::new(0),
-            api: AtomicU32::new(0),
-            summarised_web: AtomicU32::new(0),
-            summarised_api: AtomicU32::new(0),
-        }
-    }
-
-    fn counter(&self, route: Route) -> &AtomicU32 {
-        match route {
-            Route::Api => &self.api,
-            _ => &self.web,
-        }
-    }
-
-    #[cold]
-    fn count(&self, route: Route) {
-        self.counter(route).fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn total(&self, route: Route) -> u32 {
-        self.counter(route).load(Ordering::Relaxed)
-    }
-
-    /// Rejections (web, API) since the previous call.
-    fn take_since_summary(&self) -> (u32, u32) {
-        let since = |total: &AtomicU32, summarised: &AtomicU32| {
-            let now = total.load(Ordering::Relaxed);
-            now.wrapping_sub(summarised.swap(now, Ordering::Relaxed))
-        };
-        (
-            since(&self.web, &self.summarised_web),
-            since(&self.api, &self.summarised_api),
-        )
-    }
-}
-
-/// The `Retry-After` a rejection answers with: a base and a jitter, packed in one word so
-/// that a reconfiguration changes both at once, and the jitter's pseudo-random state.
-struct RetryAfter {
-    /// Base (low 17 bits) and jitter (high 15 bits), in seconds.
-    packed: AtomicU32,
-    /// xorshift32 state for the jitter.
-    rng: AtomicU32,
-}
-
-const _: () = assert!(MAX_SECONDS < 1 << 17 && MAX_JITTER < 1 << 15);
-
-impl RetryAfter {
-    const fn new(base: u32, jitter: u32) -> RetryAfter {
-        RetryAfter {
-            packed: AtomicU32::new(Self::pack(base, jitter)),
-            rng: AtomicU32::new(0x9E37_79B9),
-        }
-    }
-
-    const fn pack(base: u32, jitter: u32) -> u32 {
-        let base = if base > MAX_SECONDS {
-            MAX_SECONDS
-        } else {
-            base
-        };
-        let jitter = if jitter > MAX_JITTER {
-            MAX_JITTER
-        } else {
-            jitter
-        };
-        base | jitter << 17
-    }
-
-    fn set(&self, base: u32, jitter: u32) {
-        self.packed
-            .store(Self::pack(base, jitter), Ordering::Relaxed);
-    }
-
-    /// One rejection's value: the base, plus a pseudo-random `0..=jitter`.
-    fn next(&self) -> u32 {
-        let packed = self.packed.load(Ordering::Relaxed);
-        let (base, jitter) = (packed & ((1 << 17) - 1), packed >> 17);
-        if jitter == 0 {
-            return base;
-        }
-        let step = |mut x: u32| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
-        let state = self
-            .rng
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| Some(step(x)))
-            .map_or(1, step);
-        base + state % (jitter + 1)
-    }
-}
-
 /// The settings a request decision depends on, as one consistent snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
-    /// Web threshold, clamped to `0..=100` (100: not controlled, 0: every request rejected).
-    pub web_threshold: u8,
-    /// API threshold, clamped the same way.
-    pub api_threshold: u8,
+    /// The web threshold.
+    pub web_threshold: Threshold,
+    /// The API threshold.
+    pub api_threshold: Threshold,
     /// Enforce or only monitor.
     pub mode: Mode,
 }
@@ -254,39 +58,34 @@ pub struct Settings {
 /// The state behind the hot-path word, kept by the monitor side only.
 #[derive(Clone, Copy)]
 struct SignalCell {
-    config: SignalConfig,
+    policy: SignalPolicy,
     signal: Signal,
     web: Hysteresis,
     api: Hysteresis,
 }
 
-/// A change of rejecting state, to log after the lock is released.
-#[derive(Clone, Copy)]
-struct Transition {
-    route: Route,
-    rejecting: bool,
-}
-
-/// HTTP request load control: thresholds per class, the cluster CPU signal, and the monitor
-/// start latch.
+/// HTTP request load control: the decisions. Thresholds per class, the cluster CPU they
+/// are judged against, and the monitor start latch.
 ///
 /// `Send + Sync`, `const`-constructible (it can be a `static`), and all methods take
-/// `&self`. A monitor feeds it each poll's outcome with [`LoadControl::record`]; requests
-/// call [`LoadControl::check`].
+/// `&self`. A monitor feeds it each poll's outcome with [`LoadControl::update`]; requests
+/// call [`LoadControl::check`]. What the monitor saw besides (raw samples, nodes, which
+/// address answered, failures) is kept beside it, in a [`crate::ClusterStatus`].
 ///
 /// # Beyond Fess, opt-in
 ///
-/// With [`LoadControl::from_config`], the [`Config`]'s failure policy, staleness, smoothing,
-/// hysteresis, mode and `Retry-After` jitter apply; their defaults are Fess's behaviour. All
-/// of them are judged when a sample is recorded, so a request still only reads one atomic
-/// word. [`LoadControl::reconfigure`] changes them at run time.
+/// With [`LoadControl::from_config`], the [`ControlConfig`]'s failure policy, staleness,
+/// smoothing, hysteresis, mode, `Retry-After` jitter and static-file prefixes apply; their
+/// defaults are Fess's behaviour. All but the prefixes are judged when a sample arrives, so
+/// a request still only reads one atomic word. [`LoadControl::reconfigure`] changes them at
+/// run time.
 ///
 /// # Lazy start
 ///
 /// The first controlled request (one that is not excluded and whose class threshold is
-/// below 100) trips a latch; [`LoadControl::take_start`] then returns `true` exactly once,
+/// not off) trips a latch; [`LoadControl::take_start`] then returns `true` exactly once,
 /// however many threads race for it, and the caller starts the monitor. When both
-/// thresholds are `>= 100`, the latch never trips.
+/// thresholds are off, the latch never trips.
 ///
 /// ```
 /// use load_core::{CpuPercent, Decision, Instant, LoadControl, Outcome, Route};
@@ -298,7 +97,7 @@ struct Transition {
 /// assert!(!CONTROL.take_start());
 ///
 /// // What a monitor does with each poll:
-/// CONTROL.record(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(85)));
+/// CONTROL.update(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(85)));
 /// assert_eq!(CONTROL.check("/search?q=rust"), Decision::Reject(Route::Web));
 /// assert_eq!(CONTROL.check("/api/v1/documents"), Decision::Allow);
 /// assert_eq!(CONTROL.check("/admin/"), Decision::Allow);
@@ -310,37 +109,29 @@ pub struct LoadControl {
     latch: AtomicU8,
     /// The CPU decisions use (smoothed or held); `None` when unknown.
     gauge: CpuGauge,
-    /// The latest successful raw sample.
-    raw: CpuGauge,
     signal: CriticalSectionMutex<Cell<SignalCell>>,
     rejected: RejectionCounters,
-    /// Entries into the rejecting state, both classes.
-    transitions: AtomicU32,
-    /// Nodes that answered, and that failed, in the last successful poll.
-    nodes: AtomicU32,
-    failed_nodes: AtomicU32,
-    /// The address that answered the last successful poll; `NO_ENDPOINT` before one.
-    endpoint: AtomicU8,
     retry: RetryAfter,
+    /// Where the static-extension rule applies; fixed at construction.
+    static_files: StaticFiles,
 }
 
 impl LoadControl {
-    /// Control with these thresholds (Fess's meaning: `>= 100` disables a class, `<= 0`
-    /// rejects all its requests) and otherwise Fess's behaviour: a cluster CPU of 0 until
+    /// Control with these thresholds (Fess's integers: `>= 100` is off, `<= 0` rejects
+    /// every request of the class) and otherwise Fess's behaviour: a cluster CPU of 0 until
     /// the first sample, fail-open, no smoothing or hysteresis, `Retry-After: 60`.
     #[must_use]
     pub const fn new(web_threshold: i32, api_threshold: i32) -> LoadControl {
-        let mut config = Config::DEFAULT;
-        config.web_threshold = web_threshold;
-        config.api_threshold = api_threshold;
+        let mut config = ControlConfig::DEFAULT;
+        config.web_threshold = Threshold::from_fess(web_threshold);
+        config.api_threshold = Threshold::from_fess(api_threshold);
         LoadControl::from_config(&config)
     }
 
     /// Control as `config` says.
     #[must_use]
-    pub const fn from_config(config: &Config) -> LoadControl {
-        let web = clamp_threshold(config.web_threshold);
-        let api = clamp_threshold(config.api_threshold);
+    pub const fn from_config(config: &ControlConfig) -> LoadControl {
+        let (web, api) = (config.web_threshold, config.api_threshold);
         // Before the first sample the CPU reads 0 (Fess), or is unknown under `closed`.
         let closed = matches!(config.failure_policy, FailurePolicy::Closed);
         let (web_state, api_state) = (Hysteresis::initial(web), Hysteresis::initial(api));
@@ -349,36 +140,33 @@ impl LoadControl {
                 Word::new(
                     web,
                     api,
-                    web < 100 && (web_state.rejecting || closed),
-                    api < 100 && (api_state.rejecting || closed),
+                    !web.is_off() && (web_state.rejecting || closed),
+                    !api.is_off() && (api_state.rejecting || closed),
                     config.mode,
                 )
                 .0,
             ),
             latch: AtomicU8::new(IDLE),
             gauge: CpuGauge::with(if closed { None } else { Some(CpuPercent::ZERO) }),
-            raw: CpuGauge::with(None),
             signal: CriticalSectionMutex::new(Cell::new(SignalCell {
-                config: SignalConfig::from_config(config),
+                policy: SignalPolicy::from_config(config),
                 signal: Signal::NEW,
                 web: web_state,
                 api: api_state,
             })),
             rejected: RejectionCounters::new(),
-            transitions: AtomicU32::new(0),
-            nodes: AtomicU32::new(0),
-            failed_nodes: AtomicU32::new(0),
-            endpoint: AtomicU8::new(NO_ENDPOINT),
             retry: RetryAfter::new(config.retry_after, config.retry_after_jitter),
+            static_files: config.static_files,
         }
     }
 
     /// Decides a request by its target (path, `;params` and `?query` as received).
     ///
-    /// In order: excluded requests pass ([`crate::classify`]); a class whose threshold is
-    /// `>= 100` passes; otherwise the request is rejected while its class is in the
-    /// rejecting state (with Fess's settings: while the cluster CPU is at or above the
-    /// threshold). In [`Mode::Monitor`] it is admitted and counted instead.
+    /// In order: excluded requests pass ([`crate::classify_with`], with the configured
+    /// [`StaticFiles`]); a class whose threshold is off passes; otherwise the request is
+    /// rejected while its class is in the rejecting state (with Fess's settings: while the
+    /// cluster CPU is at or above the threshold). In [`Mode::Monitor`] it is admitted and
+    /// counted instead.
     ///
     /// # Performance
     ///
@@ -388,7 +176,7 @@ impl LoadControl {
     /// counter) write.
     #[inline]
     pub fn check(&self, target: &str) -> Decision {
-        self.check_route(classify_bytes(target.as_bytes()))
+        self.check_route(classify_bytes_with(target.as_bytes(), self.static_files))
     }
 
     /// [`LoadControl::check`] for a request already classified.
@@ -407,6 +195,7 @@ impl LoadControl {
             Route::Ambiguous => return self.check_ambiguous(),
         };
         let word = self.word.load(Ordering::Relaxed);
+        // A threshold of 100 is off (`Threshold::is_off`), here on the raw byte.
         if (word >> shift) & 0xFF >= 100 {
             return Decision::Allow;
         }
@@ -428,7 +217,10 @@ impl LoadControl {
     #[cold]
     fn check_ambiguous(&self) -> Decision {
         let word = self.word();
-        let (web, api) = (word.threshold(false) < 100, word.threshold(true) < 100);
+        let (web, api) = (
+            !word.threshold(false).is_off(),
+            !word.threshold(true).is_off(),
+        );
         if !web && !api {
             return Decision::Allow;
         }
@@ -479,25 +271,22 @@ impl LoadControl {
         self.latch.load(Ordering::Acquire) != IDLE
     }
 
-    /// Records one poll's outcome at `now`: applies the failure policy, staleness,
+    /// Takes one poll's outcome at `now`: applies the failure policy, staleness,
     /// smoothing and hysteresis, and updates what requests see. Called by the monitor (it
     /// takes a short lock that requests never take); logs at INFO when a class starts or
-    /// stops being rejected.
-    pub fn record(&self, now: Instant, outcome: Outcome) {
+    /// stops being rejected, and returns which did.
+    pub fn update(&self, now: Instant, outcome: Outcome) -> Transitions {
         let (old, next) = self.signal.lock(|cell| {
             let mut state = cell.get();
-            let (effective, raw) = state.signal.update(now, outcome, &state.config);
-            if raw.is_some() {
-                self.raw.store(raw);
-            }
+            let (effective, _raw) = state.signal.update(now, outcome, &state.policy);
             self.gauge.store(effective);
             let word = self.word();
             let web = state
                 .web
-                .update(now, effective, word.threshold(false), &state.config);
+                .update(now, effective, word.threshold(false), &state.policy);
             let api = state
                 .api
-                .update(now, effective, word.threshold(true), &state.config);
+                .update(now, effective, word.threshold(true), &state.policy);
             let next = word.with_rejecting(web, api);
             if next != word {
                 self.word.store(next.0, Ordering::Release);
@@ -505,22 +294,21 @@ impl LoadControl {
             cell.set(state);
             (word, next)
         });
-        self.changed(old, next);
+        self.changed(old, next)
     }
 
-    /// Counts and logs, after the lock is released, the classes whose state changed.
-    fn changed(&self, old: Word, next: Word) {
-        for transition in old.transitions_to(next) {
-            if transition.rejecting {
-                self.transitions.fetch_add(1, Ordering::Relaxed);
-            }
-            self.log_transition(transition);
+    /// Logs, after the lock is released, the classes whose state changed.
+    fn changed(&self, old: Word, next: Word) -> Transitions {
+        let transitions = old.transitions_to(next);
+        for (route, rejecting) in transitions.iter() {
+            self.log_transition(route, rejecting);
         }
+        transitions
     }
 
-    fn log_transition(&self, Transition { route, rejecting }: Transition) {
+    fn log_transition(&self, route: Route, rejecting: bool) {
         let settings = self.settings();
-        let threshold = self.threshold(route).unwrap_or(100);
+        let threshold = self.threshold(route).unwrap_or(Threshold::OFF);
         let cpu = self.gauge.cpu();
         let verb = match (rejecting, settings.mode) {
             (true, Mode::Enforce) => "now rejected",
@@ -540,35 +328,35 @@ impl LoadControl {
     /// Applies new settings at run time: thresholds, mode, failure policy, staleness,
     /// smoothing, hysteresis and `Retry-After`. Requests see the new thresholds and mode
     /// at once, all together. A class whose threshold changed starts afresh from the
-    /// current CPU; a change of smoothing restarts it from the next sample.
-    pub fn reconfigure(&self, config: &Config) {
+    /// current CPU; a change of smoothing restarts it from the next sample. The static-file
+    /// prefixes stay as constructed. Returns (and logs) the classes whose state changed.
+    pub fn reconfigure(&self, config: &ControlConfig) -> Transitions {
         let (old, next) = self.signal.lock(|cell| {
             let mut state = cell.get();
-            let signal = SignalConfig::from_config(config);
-            if signal.smoothing != state.config.smoothing {
+            let policy = SignalPolicy::from_config(config);
+            if policy.smoothing != state.policy.smoothing {
                 state.signal.reset_smoothing();
             }
-            state.config = signal;
+            state.policy = policy;
             let old = self.word();
             let cpu = self.gauge.cpu();
-            let rejecting = |api: bool, threshold: i32, class: &mut Hysteresis| {
-                let threshold = clamp_threshold(threshold);
+            let rejecting = |api: bool, threshold: Threshold, class: &mut Hysteresis| {
                 if old.threshold(api) != threshold {
                     *class = Hysteresis::new(false);
                     // One sample's worth of the plain rule, ignoring the entry streak.
-                    let fresh = SignalConfig {
+                    let fresh = SignalPolicy {
                         enter_samples: 1,
-                        ..signal
+                        ..policy
                     };
                     class.update(Instant::ZERO, cpu, threshold, &fresh);
                 }
-                threshold < 100 && (class.rejecting || cpu.is_none())
+                !threshold.is_off() && (class.rejecting || cpu.is_none())
             };
             let web = rejecting(false, config.web_threshold, &mut state.web);
             let api = rejecting(true, config.api_threshold, &mut state.api);
             let next = Word::new(
-                clamp_threshold(config.web_threshold),
-                clamp_threshold(config.api_threshold),
+                config.web_threshold,
+                config.api_threshold,
                 web,
                 api,
                 config.mode,
@@ -579,7 +367,7 @@ impl LoadControl {
             cell.set(state);
             (old, next)
         });
-        self.changed(old, next);
+        self.changed(old, next)
     }
 
     /// The thresholds and mode requests are decided with, as one snapshot.
@@ -601,23 +389,29 @@ impl LoadControl {
         }
     }
 
-    /// Whether any class is controlled (a threshold below 100).
+    /// Whether any class is controlled (a threshold that is not off).
     #[must_use]
     pub fn is_enabled(&self) -> bool {
         let settings = self.settings();
-        settings.web_threshold < 100 || settings.api_threshold < 100
+        !settings.web_threshold.is_off() || !settings.api_threshold.is_off()
     }
 
-    /// The threshold of a class, clamped to `0..=100`; `None` for [`Route::Excluded`] and
-    /// [`Route::Ambiguous`] (which answers to both classes' thresholds).
+    /// The threshold of a class; `None` for [`Route::Excluded`] and [`Route::Ambiguous`]
+    /// (which answers to both classes' thresholds).
     #[must_use]
-    pub fn threshold(&self, route: Route) -> Option<u8> {
+    pub fn threshold(&self, route: Route) -> Option<Threshold> {
         let settings = self.settings();
         match route {
             Route::Excluded | Route::Ambiguous => None,
             Route::Web => Some(settings.web_threshold),
             Route::Api => Some(settings.api_threshold),
         }
+    }
+
+    /// Where the static-extension rule excludes requests.
+    #[must_use]
+    pub fn static_files(&self) -> StaticFiles {
+        self.static_files
     }
 
     /// The cluster CPU decisions are based on (smoothed or held as configured); `None`
@@ -627,16 +421,10 @@ impl LoadControl {
         self.gauge.cpu()
     }
 
-    /// The effective CPU with its sequence number (how many samples were recorded).
+    /// The effective CPU with its sequence number (how many outcomes were taken).
     #[must_use]
     pub fn reading(&self) -> Reading {
         self.gauge.reading()
-    }
-
-    /// The latest raw sample, before smoothing; `None` before the first success.
-    #[must_use]
-    pub fn raw_cpu(&self) -> Option<CpuPercent> {
-        self.raw.cpu()
     }
 
     /// Requests of a class rejected so far — in monitor mode, that would have been
@@ -650,65 +438,16 @@ impl LoadControl {
         }
     }
 
-    /// Records how many nodes answered and failed in a successful poll (for
-    /// [`LoadControl::stats`]; decisions do not use it).
-    pub fn record_nodes(&self, nodes: u32, failed: u32) {
-        self.nodes.store(nodes, Ordering::Relaxed);
-        self.failed_nodes.store(failed, Ordering::Relaxed);
-    }
-
-    /// Records which of the source's addresses answered a successful poll.
-    pub fn record_endpoint(&self, endpoint: u8) {
-        self.endpoint
-            .store(endpoint.min(NO_ENDPOINT - 1), Ordering::Relaxed);
-    }
-
-    /// Which of the source's addresses answered the last successful poll (an index into
-    /// [`crate::ClusterUrls`]); `None` before the first.
-    #[must_use]
-    pub fn endpoint(&self) -> Option<u8> {
-        match self.endpoint.load(Ordering::Relaxed) {
-            NO_ENDPOINT => None,
-            endpoint => Some(endpoint),
-        }
-    }
-
-    /// Nodes that answered and that failed in the last successful poll.
-    #[must_use]
-    pub fn nodes(&self) -> (u32, u32) {
-        (
-            self.nodes.load(Ordering::Relaxed),
-            self.failed_nodes.load(Ordering::Relaxed),
-        )
-    }
-
-    /// When the last successful sample was recorded.
+    /// When the last successful sample was taken.
     #[must_use]
     pub fn last_success(&self) -> Option<Instant> {
         self.signal.lock(|cell| cell.get().signal.last_good())
-    }
-
-    /// How often a class entered the rejecting state.
-    #[must_use]
-    pub fn transitions(&self) -> u32 {
-        self.transitions.load(Ordering::Relaxed)
-    }
-
-    /// Rejections per class (web, API) since the previous call: what a summary reports.
-    pub fn take_rejection_counts(&self) -> (u32, u32) {
-        self.rejected.take_since_summary()
     }
 
     /// The `Retry-After` for one rejection, in seconds: `load.control.retry.after`, plus a
     /// pseudo-random `0..=jitter` when `load.control.retry.after.jitter` is set.
     pub fn retry_after(&self) -> u32 {
         self.retry.next()
-    }
-
-    /// A snapshot at `now`, with the monitor's `failures` ([`crate::Stats::of`]).
-    #[must_use]
-    pub fn stats(&self, failures: &crate::FailureCounter, now: Instant) -> crate::Stats {
-        crate::Stats::of(self, failures, now)
     }
 }
 
@@ -717,7 +456,6 @@ impl fmt::Debug for LoadControl {
         f.debug_struct("LoadControl")
             .field("settings", &self.settings())
             .field("cpu", &self.cpu())
-            .field("raw_cpu", &self.raw_cpu())
             .field("rejecting_web", &self.is_rejecting(Route::Web))
             .field("rejecting_api", &self.is_rejecting(Route::Api))
             .field("start_requested", &self.start_requested())
@@ -733,7 +471,7 @@ mod tests {
 
     fn control(web: i32, api: i32, cpu: u8) -> LoadControl {
         let control = LoadControl::new(web, api);
-        control.record(Instant::ZERO, Outcome::Sample(CpuPercent::new(cpu)));
+        let _ = control.update(Instant::ZERO, Outcome::Sample(CpuPercent::new(cpu)));
         control
     }
 
@@ -789,7 +527,7 @@ mod tests {
     #[test]
     fn unknown_cpu_fails_open() {
         let control = LoadControl::new(10, 10);
-        control.record(Instant::ZERO, Outcome::Sample(None));
+        let _ = control.update(Instant::ZERO, Outcome::Sample(None));
         assert_eq!(control.check("/search"), Decision::Allow);
         assert_eq!(control.cpu(), Some(CpuPercent::ZERO));
     }
@@ -808,7 +546,7 @@ mod tests {
         assert!(control.take_start());
         assert!(!control.take_start());
 
-        let disabled = LoadControl::from_config(&Config::DEFAULT);
+        let disabled = LoadControl::from_config(&ControlConfig::DEFAULT);
         assert!(!disabled.is_enabled());
         for path in ["/", "/search", "/api/v1/x"] {
             assert!(disabled.check(path).is_allowed());
@@ -827,9 +565,10 @@ mod tests {
         assert_eq!(control.rejected(Route::Web), 3);
         assert_eq!(control.rejected(Route::Api), 1);
         assert_eq!(control.rejected(Route::Excluded), 0);
-        assert_eq!(control.threshold(Route::Api), Some(60));
-        assert_eq!(control.take_rejection_counts(), (3, 1));
-        assert_eq!(control.take_rejection_counts(), (0, 0));
+        assert_eq!(
+            control.threshold(Route::Api),
+            Some(Threshold::from_fess(60))
+        );
         assert_eq!(control.threshold(Route::Excluded), None);
     }
 }

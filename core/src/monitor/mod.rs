@@ -1,235 +1,22 @@
-//! The poll loop: sample a [`CpuSource`] at a fixed rate, store into a [`Sink`], apply the
-//! failure rule, log. One loop serves the cluster monitor and the local sampler.
+//! The poll loop: sample a [`CpuSource`] at a fixed rate, hand each outcome to a [`Sink`],
+//! apply the failure rule, log. One loop serves the cluster monitor and the local sampler.
 
-use crate::atomic::{AtomicBool, Ordering};
-use core::fmt;
-use core::future::{Future, poll_fn};
-use core::pin::{Pin, pin};
-use core::task::{Context, Poll};
+use core::future::poll_fn;
+use core::pin::pin;
+use core::task::Poll;
 use core::time::Duration;
 
-use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
 use futures::future::{Either, select};
 
-use crate::waiters::{Registration, WaitList};
+use crate::{Clock, CpuSource, FailureCounter, Sleep};
 
-use crate::{
-    AdaptiveGate, Clock, CpuPercent, CpuSample, CpuSource, FailureCounter, Instant, LoadControl,
-    Mode, Outcome, Route, Sleep, SourceError,
-};
+mod outcome;
+mod sink;
+mod stop;
 
-/// Where a monitor puts each poll's outcome, and how it names them in the log.
-///
-/// # Example
-///
-/// A sink that only keeps the latest value:
-///
-/// ```
-/// use core::sync::atomic::{AtomicU8, Ordering};
-/// use load_core::{monitor::Sink, CpuPercent, Instant, Outcome};
-///
-/// struct Latest(AtomicU8);
-///
-/// impl Sink for Latest {
-///     const NAME: &'static str = "Test CPU";
-///     const SOURCE: &'static str = "test";
-///
-///     fn on_outcome(&self, _now: Instant, outcome: Outcome) {
-///         let cpu = match outcome {
-///             Outcome::Sample(cpu) => cpu.map_or(0, CpuPercent::get),
-///             Outcome::Failed => 0,
-///         };
-///         self.0.store(cpu, Ordering::Relaxed);
-///     }
-/// }
-/// ```
-pub trait Sink {
-    /// The success line's label: `"<NAME>: N%"` at DEBUG.
-    const NAME: &'static str;
-    /// The failure line's subject: `"Failed to get <SOURCE> CPU stats: <cause>"`.
-    const SOURCE: &'static str;
-
-    /// Records the outcome of the poll that completed at `now`.
-    fn on_outcome(&self, now: Instant, outcome: Outcome);
-
-    /// Records a successful sample; the default records its CPU with
-    /// [`Sink::on_outcome`], sinks that want the node counts too override it.
-    fn on_sample(&self, now: Instant, sample: &CpuSample) {
-        self.on_outcome(now, Outcome::Sample(sample.cpu));
-    }
-
-    /// Sees the error of a failed poll, before [`Sink::on_outcome`] records the failure;
-    /// the default ignores it.
-    fn on_error(&self, now: Instant, error: &SourceError) {
-        let _ = (now, error);
-    }
-}
-
-/// The cluster signal of HTTP control ([`LoadControl::record`]: with Fess's settings a
-/// failed poll resets the CPU to 0 %). Each poll also logs, at INFO, how many requests were
-/// rejected since the previous one: one summary line per interval however heavy the
-/// overload.
-impl Sink for LoadControl {
-    const NAME: &'static str = "Search Engine CPU";
-    const SOURCE: &'static str = "search engine";
-
-    fn on_outcome(&self, now: Instant, outcome: Outcome) {
-        log_rejections(self);
-        LoadControl::record(self, now, outcome);
-    }
-
-    fn on_sample(&self, now: Instant, sample: &CpuSample) {
-        self.record_nodes(sample.nodes, sample.failed);
-        self.record_endpoint(sample.endpoint);
-        Sink::on_outcome(self, now, Outcome::Sample(sample.cpu));
-    }
-}
-
-/// The local signal of adaptive control. A failed sample reads as unknown, which lets work
-/// proceed.
-impl<M: RawMutex> Sink for AdaptiveGate<M> {
-    const NAME: &'static str = "System CPU";
-    const SOURCE: &'static str = "system";
-
-    fn on_outcome(&self, _now: Instant, outcome: Outcome) {
-        match outcome {
-            Outcome::Sample(cpu) => self.store(cpu),
-            Outcome::Failed => self.store(None),
-        }
-    }
-}
-
-/// Logs, at INFO, how many requests were rejected since the previous poll: one line per
-/// interval however heavy the overload.
-fn log_rejections(control: &LoadControl) {
-    let (web, api) = control.take_rejection_counts();
-    if web == 0 && api == 0 {
-        return;
-    }
-    let threshold = |route| control.threshold(route).unwrap_or(100);
-    let cpu = control.cpu().map_or(0, CpuPercent::get);
-    let (w, a) = (threshold(Route::Web), threshold(Route::Api));
-    let prefix = match control.settings().mode {
-        Mode::Enforce => "Rejecting request due to high CPU load:",
-        Mode::Monitor => "Would reject request due to high CPU load (monitor mode, admitted):",
-    };
-    match (web, api) {
-        (_, 0) => log::info!(
-            "{prefix} {web} web request(s) (threshold={w}%) since the last poll, cpu={cpu}%"
-        ),
-        (0, _) => log::info!(
-            "{prefix} {api} API request(s) (threshold={a}%) since the last poll, cpu={cpu}%"
-        ),
-        _ => log::info!(
-            "{prefix} {web} web (threshold={w}%) and {api} API (threshold={a}%) request(s) \
-             since the last poll, cpu={cpu}%"
-        ),
-    }
-}
-
-/// A request to stop, shared between a monitor (or any task) and its owners: any number of
-/// tasks may wait on it at once, and a request wakes all of them.
-///
-/// `const`-constructible; [`Stop::request`] is sticky.
-///
-/// ```
-/// use load_core::monitor::Stop;
-///
-/// static STOP: Stop = Stop::new();
-/// assert!(!STOP.is_requested());
-/// STOP.request();
-/// futures::executor::block_on(STOP.wait()); // completes at once
-/// ```
-pub struct Stop {
-    requested: AtomicBool,
-    waiters: WaitList<CriticalSectionRawMutex>,
-}
-
-impl Stop {
-    /// A stop not yet requested.
-    #[must_use]
-    pub const fn new() -> Stop {
-        Stop {
-            requested: AtomicBool::new(false),
-            waiters: WaitList::new(),
-        }
-    }
-
-    /// Asks to stop, and wakes every task waiting in [`Stop::wait`]. A monitor stops at its
-    /// next step (mid-poll or mid-sleep).
-    pub fn request(&self) {
-        self.requested.store(true, Ordering::Release);
-        self.waiters.wake_all();
-    }
-
-    /// Whether a stop was requested.
-    #[must_use]
-    pub fn is_requested(&self) -> bool {
-        self.requested.load(Ordering::Acquire)
-    }
-
-    /// Completes once a stop is requested. Any number of tasks may wait at once, without
-    /// allocation; cancel-safe.
-    pub fn wait(&self) -> StopWait<'_> {
-        StopWait {
-            stop: self,
-            registration: Registration::new(),
-        }
-    }
-
-    /// How many [`Stop::wait`]s are sleeping now.
-    #[must_use]
-    pub fn waiting(&self) -> u32 {
-        self.waiters.waiting()
-    }
-}
-
-impl Default for Stop {
-    fn default() -> Self {
-        Stop::new()
-    }
-}
-
-impl fmt::Debug for Stop {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Stop")
-            .field("requested", &self.is_requested())
-            .field("waiting", &self.waiting())
-            .finish()
-    }
-}
-
-/// The future of [`Stop::wait`].
-#[must_use = "futures do nothing unless awaited"]
-pub struct StopWait<'a> {
-    stop: &'a Stop,
-    registration: Registration,
-}
-
-impl Future for StopWait<'_> {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        let stop = this.stop;
-        this.registration
-            .poll(&stop.waiters, cx, || stop.is_requested())
-    }
-}
-
-impl Drop for StopWait<'_> {
-    fn drop(&mut self) {
-        self.registration.release(&self.stop.waiters);
-    }
-}
-
-impl fmt::Debug for StopWait<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StopWait")
-            .field("requested", &self.stop.is_requested())
-            .finish()
-    }
-}
+pub use outcome::handle_outcome;
+pub use sink::{ClusterSink, LocalSink, Sink};
+pub use stop::{Stop, StopWait};
 
 /// What a monitor needs besides its source and sink.
 #[derive(Clone, Copy, Debug)]
@@ -280,7 +67,7 @@ pub fn start_delay(window: Duration, seed: u64) -> Duration {
 ///   is never more than one poll in flight, and the period does not drift by the poll's
 ///   duration as Fess's does.
 /// - **Failures** go through `failures` ([`FailureCounter`]): the sink records the failure
-///   ([`Outcome::Failed`] to [`Sink::on_outcome`]), and `Failed to get <source> CPU stats: <cause>` is logged at
+///   ([`crate::Outcome::Failed`] to [`Sink::on_outcome`]), and `Failed to get <source> CPU stats: <cause>` is logged at
 ///   WARN for failures 1 to 3 of a streak, at DEBUG after. A success ends the streak and
 ///   logs `<name>: N%` at DEBUG.
 /// - **Stopping** is checked before each poll and interrupts a poll or a sleep in
@@ -362,61 +149,18 @@ async fn yield_now() {
     .await;
 }
 
-/// Applies the outcome of a poll that completed at `now` as [`run`] does: counts it in
-/// `failures`, hands it to `sink`, and logs it with Fess's rule (a success at DEBUG as
-/// `<name>: N%`; a failure as `Failed to get <source> CPU stats: <cause>`, at WARN for
-/// failures 1 to 3 of a streak and at DEBUG after). A loop of your own that calls this
-/// for each poll keeps Fess's log lines.
-///
-/// ```
-/// use load_core::monitor::handle_outcome;
-/// use load_core::{FailureCounter, Instant, LoadControl, SourceError, SourceErrorKind};
-///
-/// let control = LoadControl::new(80, 100);
-/// let failures = FailureCounter::new();
-/// // A poll of your own failed: counted, recorded (0 %, as in Fess) and logged at WARN.
-/// let failed = Err(SourceError::of(SourceErrorKind::Timeout));
-/// handle_outcome(&control, &failures, Instant::from_secs(1), failed);
-/// assert_eq!(failures.consecutive(), 1);
-/// ```
-pub fn handle_outcome<K: Sink + ?Sized>(
-    sink: &K,
-    failures: &FailureCounter,
-    now: Instant,
-    outcome: Result<CpuSample, SourceError>,
-) {
-    match outcome {
-        Ok(sample) => {
-            failures.record_success();
-            sink.on_sample(now, &sample);
-            match sample.cpu {
-                Some(cpu) if sample.failed == 0 => log::debug!("{}: {}", K::NAME, cpu),
-                Some(cpu) => log::debug!(
-                    "{}: {} ({} node(s) answered, {} failed)",
-                    K::NAME,
-                    cpu,
-                    sample.nodes,
-                    sample.failed
-                ),
-                None => log::debug!("{}: unknown", K::NAME),
-            }
-        }
-        Err(error) => {
-            let level = failures.record_failure().log_level();
-            sink.on_error(now, &error);
-            sink.on_outcome(now, Outcome::Failed);
-            log::log!(level, "Failed to get {} CPU stats: {}", K::SOURCE, error);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
     use std::vec::Vec;
 
+    use core::future::Future;
+
     use super::*;
-    use crate::{FixedSource, ManualClock, ScriptedSource, SourceErrorKind};
+    use crate::{
+        AdaptiveGate, ClusterStatus, CpuPercent, CpuSample, FixedSource, Instant, LoadControl,
+        ManualClock, ScriptedSource, SourceError, SourceErrorKind,
+    };
 
     /// A source that records when it was polled and takes `cost` of simulated time.
     struct Timed<'a> {
@@ -449,7 +193,7 @@ mod tests {
         let stop = Stop::new();
         let starts = Mutex::new(Vec::new());
         let control = LoadControl::new(80, 80);
-        let failures = FailureCounter::new();
+        let status = ClusterStatus::new();
         let source = Timed {
             clock: &clock,
             starts: &starts,
@@ -459,8 +203,8 @@ mod tests {
         };
         futures::executor::block_on(run(
             source,
-            &control,
-            &failures,
+            &ClusterSink::new(&control, &status),
+            status.failures(),
             Schedule {
                 interval: Duration::from_millis(interval_ms),
                 clock: &clock,
@@ -515,11 +259,12 @@ mod tests {
         ];
         let source = ScriptedSource::new(&SCRIPT);
         let control = LoadControl::new(80, 80);
-        let failures = FailureCounter::new();
+        let status = ClusterStatus::new();
+        let (sink, failures) = (ClusterSink::new(&control, &status), status.failures());
         let mut seen = Vec::new();
         for _ in 0..3 {
             let outcome = futures::executor::block_on((&source).sample());
-            handle_outcome(&control, &failures, Instant::ZERO, outcome);
+            handle_outcome(&sink, failures, Instant::ZERO, outcome);
             seen.push((
                 control.cpu().map_or(0, CpuPercent::get),
                 failures.consecutive(),
@@ -532,15 +277,16 @@ mod tests {
     fn the_adaptive_sink_reads_a_failure_as_unknown() {
         let gate: AdaptiveGate = AdaptiveGate::new(50);
         let failures = FailureCounter::new();
+        let sink = LocalSink::new(&gate);
         handle_outcome(
-            &gate,
+            &sink,
             &failures,
             Instant::ZERO,
             Ok(CpuSample::local(CpuPercent::new(90))),
         );
         assert!(!gate.is_open());
         handle_outcome(
-            &gate,
+            &sink,
             &failures,
             Instant::ZERO,
             Err(SourceError::of(SourceErrorKind::Io)),
@@ -561,11 +307,12 @@ mod tests {
         let stop = Stop::new();
         let source = FixedSource::new(CpuPercent::new(5));
         let control = LoadControl::new(80, 80);
-        let failures = FailureCounter::new();
+        let status = ClusterStatus::new();
+        let sink = ClusterSink::new(&control, &status);
         let mut monitor = std::boxed::Box::pin(run(
             &source,
-            &control,
-            &failures,
+            &sink,
+            status.failures(),
             Schedule {
                 interval: Duration::from_secs(1),
                 clock: &clock,
@@ -649,6 +396,7 @@ mod tests {
         let stop = Stop::new();
         let failures = FailureCounter::new();
         let gate: crate::AdaptiveGate = crate::AdaptiveGate::new(50);
+        let gate_sink = LocalSink::new(&gate);
         let mut pool = futures::executor::LocalPool::new();
         let seen_by_other = Rc::new(Cell::new(None));
         let (clock_ref, starts_ref, stop_ref) = (&clock, &starts, &stop);
@@ -660,7 +408,7 @@ mod tests {
                 stop_after: 10_000,
                 stop: stop_ref,
             },
-            &gate,
+            &gate_sink,
             &failures,
             Schedule {
                 interval: Duration::ZERO,

@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::{Clock, CpuPercent, CpuSample, CpuSource, Instant, SourceError, SourceErrorKind};
+use load_core::{Clock, CpuPercent, CpuSample, CpuSource, Instant, SourceError, SourceErrorKind};
 
 /// Which cgroup interface was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,100 @@
+//! The hot-path word: everything a request decision reads, in one atomic load.
+
+use crate::{Mode, Route, Threshold};
+
+use super::{Settings, Transitions};
+
+/// Both thresholds (Fess's integers clamped to `0..=100`, 100 meaning off), whether each
+/// class is rejected now, and the mode. Everything a request needs is one relaxed load of
+/// it, and a reconfiguration is one store: readers see the old settings or the new, never a
+/// mix.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct Word(pub(super) u32);
+
+impl Word {
+    pub(super) const WEB_SHIFT: u32 = 0;
+    pub(super) const API_SHIFT: u32 = 8;
+    pub(super) const REJECT_WEB: u32 = 1 << 16;
+    pub(super) const REJECT_API: u32 = 1 << 17;
+    const MONITOR: u32 = 1 << 18;
+
+    pub(super) const fn new(
+        web: Threshold,
+        api: Threshold,
+        reject_web: bool,
+        reject_api: bool,
+        mode: Mode,
+    ) -> Word {
+        Word(
+            (web.get() as u32) << Self::WEB_SHIFT
+                | (api.get() as u32) << Self::API_SHIFT
+                | if reject_web { Self::REJECT_WEB } else { 0 }
+                | if reject_api { Self::REJECT_API } else { 0 }
+                | match mode {
+                    Mode::Enforce => 0,
+                    Mode::Monitor => Self::MONITOR,
+                },
+        )
+    }
+
+    /// The threshold of the web (`api == false`) or API class.
+    #[inline]
+    pub(super) const fn threshold(self, api: bool) -> Threshold {
+        Threshold::from_fess(
+            (self.0
+                >> if api {
+                    Self::API_SHIFT
+                } else {
+                    Self::WEB_SHIFT
+                }) as u8 as i32,
+        )
+    }
+
+    #[inline]
+    pub(super) const fn rejecting(self, api: bool) -> bool {
+        self.0
+            & if api {
+                Self::REJECT_API
+            } else {
+                Self::REJECT_WEB
+            }
+            != 0
+    }
+
+    #[inline]
+    pub(super) const fn monitor(self) -> bool {
+        self.0 & Self::MONITOR != 0
+    }
+
+    /// The same settings with these rejecting states.
+    pub(super) const fn with_rejecting(self, web: bool, api: bool) -> Word {
+        Word(
+            self.0 & !(Self::REJECT_WEB | Self::REJECT_API)
+                | if web { Self::REJECT_WEB } else { 0 }
+                | if api { Self::REJECT_API } else { 0 },
+        )
+    }
+
+    pub(super) fn settings(self) -> Settings {
+        Settings {
+            web_threshold: self.threshold(false),
+            api_threshold: self.threshold(true),
+            mode: if self.monitor() {
+                Mode::Monitor
+            } else {
+                Mode::Enforce
+            },
+        }
+    }
+
+    /// The classes whose rejecting state differs in `next`.
+    pub(super) fn transitions_to(self, next: Word) -> Transitions {
+        let mut transitions = Transitions::NONE;
+        for (route, api) in [(Route::Web, false), (Route::Api, true)] {
+            if self.rejecting(api) != next.rejecting(api) {
+                transitions = transitions.with(route, next.rejecting(api));
+            }
+        }
+        transitions
+    }
+}

@@ -1,0 +1,266 @@
+//! Where a monitor puts each poll's outcome: the [`Sink`] trait, and the sinks of the
+//! cluster signal ([`ClusterSink`]) and of the local one ([`LocalSink`]).
+
+use core::fmt;
+
+use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
+
+use crate::history::{ClusterHistory, ClusterPoint, HISTORY_LEN, LocalHistory, LocalPoint};
+use crate::{
+    AdaptiveGate, ClusterStatus, CpuPercent, CpuSample, Instant, LoadControl, Mode, Outcome, Route,
+    SourceError, Threshold,
+};
+
+/// Where a monitor puts each poll's outcome, and how it names them in the log.
+///
+/// # Example
+///
+/// A sink that only keeps the latest value:
+///
+/// ```
+/// use core::sync::atomic::{AtomicU8, Ordering};
+/// use load_core::{monitor::Sink, CpuPercent, Instant, Outcome};
+///
+/// struct Latest(AtomicU8);
+///
+/// impl Sink for Latest {
+///     const NAME: &'static str = "Test CPU";
+///     const SOURCE: &'static str = "test";
+///
+///     fn on_outcome(&self, _now: Instant, outcome: Outcome) {
+///         let cpu = match outcome {
+///             Outcome::Sample(cpu) => cpu.map_or(0, CpuPercent::get),
+///             Outcome::Failed => 0,
+///         };
+///         self.0.store(cpu, Ordering::Relaxed);
+///     }
+/// }
+/// ```
+pub trait Sink {
+    /// The success line's label: `"<NAME>: N%"` at DEBUG.
+    const NAME: &'static str;
+    /// The failure line's subject: `"Failed to get <SOURCE> CPU stats: <cause>"`.
+    const SOURCE: &'static str;
+
+    /// Takes the outcome of the poll that completed at `now`.
+    fn on_outcome(&self, now: Instant, outcome: Outcome);
+
+    /// Takes a successful sample; the default takes its CPU with [`Sink::on_outcome`],
+    /// sinks that want the node counts too override it.
+    fn on_sample(&self, now: Instant, sample: &CpuSample) {
+        self.on_outcome(now, Outcome::Sample(sample.cpu));
+    }
+
+    /// Sees the error of a failed poll, before [`Sink::on_outcome`] takes the failure;
+    /// the default ignores it.
+    fn on_error(&self, now: Instant, error: &SourceError) {
+        let _ = (now, error);
+    }
+}
+
+/// The cluster signal of HTTP control: each poll goes to the [`LoadControl`] (with Fess's
+/// settings a failed poll resets the CPU to 0 %), what it saw besides to the
+/// [`ClusterStatus`], and, when one is given, a point to a [`ClusterHistory`].
+///
+/// Each poll also logs, at INFO, how many requests were rejected since the previous one:
+/// one summary line per interval however heavy the overload. That count is taken once
+/// ([`ClusterStatus::rejections_since_last_poll`]) and is also the history point's.
+///
+/// ```
+/// use load_core::history::ClusterHistory;
+/// use load_core::monitor::{ClusterSink, Sink};
+/// use load_core::{ClusterStatus, CpuPercent, CpuSample, Instant, LoadControl};
+///
+/// let control = LoadControl::new(80, 90);
+/// let status = ClusterStatus::new();
+/// let history: ClusterHistory = ClusterHistory::new();
+/// let sink = ClusterSink::new(&control, &status).with_history(&history);
+/// sink.on_sample(Instant::from_secs(1), &CpuSample::local(CpuPercent::new(85)));
+/// let _ = control.check("/search"); // rejected
+/// sink.on_sample(Instant::from_secs(2), &CpuSample::local(CpuPercent::new(40)));
+/// let latest = history.snapshot().latest().unwrap();
+/// assert_eq!((latest.rejected_web, latest.rejecting_web), (1, false));
+/// ```
+pub struct ClusterSink<'a, const N: usize = HISTORY_LEN> {
+    control: &'a LoadControl,
+    status: &'a ClusterStatus,
+    history: Option<&'a ClusterHistory<N>>,
+}
+
+impl<'a> ClusterSink<'a> {
+    /// A sink into `control` and `status`, without a history.
+    #[must_use]
+    pub const fn new(control: &'a LoadControl, status: &'a ClusterStatus) -> Self {
+        ClusterSink {
+            control,
+            status,
+            history: None,
+        }
+    }
+}
+
+impl<'a, const N: usize> ClusterSink<'a, N> {
+    /// The same sink, keeping a point per poll and the last error in `history`.
+    #[must_use]
+    pub const fn with_history<const M: usize>(
+        self,
+        history: &'a ClusterHistory<M>,
+    ) -> ClusterSink<'a, M> {
+        ClusterSink {
+            control: self.control,
+            status: self.status,
+            history: Some(history),
+        }
+    }
+}
+
+impl<const N: usize> Sink for ClusterSink<'_, N> {
+    const NAME: &'static str = "Search Engine CPU";
+    const SOURCE: &'static str = "search engine";
+
+    fn on_outcome(&self, now: Instant, outcome: Outcome) {
+        let (control, status) = (self.control, self.status);
+        let rejected = status.rejections_since_last_poll(control);
+        log_rejections(control, rejected);
+        status.count_transitions(control.update(now, outcome));
+        if let Some(history) = self.history {
+            history.push(ClusterPoint {
+                at: now,
+                raw: match outcome {
+                    Outcome::Sample(cpu) => cpu,
+                    Outcome::Failed => None,
+                },
+                cpu: control.cpu(),
+                failed: matches!(outcome, Outcome::Failed),
+                rejecting_web: control.is_rejecting(Route::Web),
+                rejecting_api: control.is_rejecting(Route::Api),
+                rejected_web: rejected.0,
+                rejected_api: rejected.1,
+            });
+        }
+    }
+
+    fn on_sample(&self, now: Instant, sample: &CpuSample) {
+        self.status.take_sample(sample);
+        self.on_outcome(now, Outcome::Sample(sample.cpu));
+    }
+
+    fn on_error(&self, now: Instant, error: &SourceError) {
+        if let Some(history) = self.history {
+            history.set_last_error(now, error);
+        }
+    }
+}
+
+impl<const N: usize> fmt::Debug for ClusterSink<'_, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusterSink")
+            .field("control", self.control)
+            .field("status", self.status)
+            .field("history", &self.history.is_some())
+            .finish()
+    }
+}
+
+/// Logs, at INFO, how many requests were rejected since the previous poll: one line per
+/// interval however heavy the overload.
+fn log_rejections(control: &LoadControl, (web, api): (u32, u32)) {
+    if web == 0 && api == 0 {
+        return;
+    }
+    let threshold = |route| control.threshold(route).unwrap_or(Threshold::OFF);
+    let cpu = control.cpu().map_or(0, CpuPercent::get);
+    let (w, a) = (threshold(Route::Web), threshold(Route::Api));
+    let prefix = match control.settings().mode {
+        Mode::Enforce => "Rejecting request due to high CPU load:",
+        Mode::Monitor => "Would reject request due to high CPU load (monitor mode, admitted):",
+    };
+    match (web, api) {
+        (_, 0) => log::info!(
+            "{prefix} {web} web request(s) (threshold={w}%) since the last poll, cpu={cpu}%"
+        ),
+        (0, _) => log::info!(
+            "{prefix} {api} API request(s) (threshold={a}%) since the last poll, cpu={cpu}%"
+        ),
+        _ => log::info!(
+            "{prefix} {web} web (threshold={w}%) and {api} API (threshold={a}%) request(s) \
+             since the last poll, cpu={cpu}%"
+        ),
+    }
+}
+
+/// The local signal of adaptive control: each sample goes to the [`AdaptiveGate`] (a failed
+/// sample reads as unknown, which lets work proceed) and, when one is given, a point to a
+/// [`LocalHistory`].
+///
+/// ```
+/// use load_core::history::LocalHistory;
+/// use load_core::monitor::{LocalSink, Sink};
+/// use load_core::{AdaptiveGate, CpuPercent, Instant, Outcome};
+///
+/// let gate: AdaptiveGate = AdaptiveGate::new(75);
+/// let history: LocalHistory = LocalHistory::new();
+/// let sink = LocalSink::new(&gate).with_history(&history);
+/// sink.on_outcome(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(90)));
+/// let latest = history.snapshot().latest().unwrap();
+/// assert_eq!((latest.cpu, latest.open), (CpuPercent::new(90), false));
+/// ```
+pub struct LocalSink<'a, M: RawMutex = CriticalSectionRawMutex, const N: usize = HISTORY_LEN> {
+    gate: &'a AdaptiveGate<M>,
+    history: Option<&'a LocalHistory<N>>,
+}
+
+impl<'a, M: RawMutex> LocalSink<'a, M> {
+    /// A sink into `gate`, without a history.
+    #[must_use]
+    pub const fn new(gate: &'a AdaptiveGate<M>) -> Self {
+        LocalSink {
+            gate,
+            history: None,
+        }
+    }
+}
+
+impl<'a, M: RawMutex, const N: usize> LocalSink<'a, M, N> {
+    /// The same sink, keeping a point per sample in `history`.
+    #[must_use]
+    pub const fn with_history<const K: usize>(
+        self,
+        history: &'a LocalHistory<K>,
+    ) -> LocalSink<'a, M, K> {
+        LocalSink {
+            gate: self.gate,
+            history: Some(history),
+        }
+    }
+}
+
+impl<M: RawMutex, const N: usize> Sink for LocalSink<'_, M, N> {
+    const NAME: &'static str = "System CPU";
+    const SOURCE: &'static str = "system";
+
+    fn on_outcome(&self, now: Instant, outcome: Outcome) {
+        let cpu = match outcome {
+            Outcome::Sample(cpu) => cpu,
+            Outcome::Failed => None,
+        };
+        self.gate.store(cpu);
+        if let Some(history) = self.history {
+            history.push(LocalPoint {
+                at: now,
+                cpu,
+                open: self.gate.is_open(),
+                waiting: self.gate.waiting(),
+            });
+        }
+    }
+}
+
+impl<M: RawMutex, const N: usize> fmt::Debug for LocalSink<'_, M, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalSink")
+            .field("gate", self.gate)
+            .field("history", &self.history.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,101 @@
+//! Where CPU samples come from: the [`CpuSource`] trait, its sample and error types, how a
+//! source is built from a configuration ([`FromConfig`]), and allocation-free test
+//! doubles. The sources that need an operating system live in crates of their own
+//! (`load-opensearch`, `load-system`).
+
+use core::future::Future;
+
+use crate::CpuPercent;
+
+mod doubles;
+mod error;
+mod setup;
+
+pub use doubles::{FixedSource, ScriptedSource};
+pub use error::{BodyError, SourceError, SourceErrorKind};
+pub use setup::{FromConfig, Role, SetupError};
+
+/// One reading of a CPU source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuSample {
+    /// The CPU: for a cluster, the busiest node (0 % when no node could measure, as in
+    /// Fess); for a machine, its usage, `None` when it cannot measure.
+    pub cpu: Option<CpuPercent>,
+    /// Nodes that answered (1 for a machine).
+    pub nodes: u32,
+    /// Nodes that did not answer (a cluster's `_nodes.failed`, 0 when unknown).
+    pub failed: u32,
+    /// Which of the source's addresses answered, as an index into its list (0 for a source
+    /// with one address).
+    pub endpoint: u8,
+}
+
+impl CpuSample {
+    /// A sample of one machine.
+    #[must_use]
+    pub const fn local(cpu: Option<CpuPercent>) -> CpuSample {
+        CpuSample {
+            cpu,
+            nodes: 1,
+            failed: 0,
+            endpoint: 0,
+        }
+    }
+
+    /// The same sample, answered by the address at `endpoint` of the source's list.
+    #[must_use]
+    pub const fn from_endpoint(self, endpoint: u8) -> CpuSample {
+        CpuSample { endpoint, ..self }
+    }
+}
+
+/// A source of CPU samples: a cluster polled over HTTP, this machine, or a test double.
+///
+/// The future is `Send` so that monitors can run on multi-threaded executors.
+///
+/// # Example
+///
+/// A source that reads a value some other part of the program keeps up to date:
+///
+/// ```
+/// use core::sync::atomic::{AtomicU8, Ordering};
+/// use load_core::{CpuPercent, CpuSample, CpuSource, SourceError};
+///
+/// struct FromAtomic<'a>(&'a AtomicU8);
+///
+/// impl CpuSource for FromAtomic<'_> {
+///     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
+///         let percent = self.0.load(Ordering::Relaxed);
+///         Ok(CpuSample::local(CpuPercent::new(percent)))
+///     }
+/// }
+///
+/// let value = AtomicU8::new(42);
+/// let sample = futures::executor::block_on(FromAtomic(&value).sample()).unwrap();
+/// assert_eq!(sample.cpu, CpuPercent::new(42));
+/// ```
+pub trait CpuSource {
+    /// Takes one sample.
+    fn sample(&mut self) -> impl Future<Output = Result<CpuSample, SourceError>> + Send;
+}
+
+impl<S: CpuSource + Send + ?Sized> CpuSource for &mut S {
+    fn sample(&mut self) -> impl Future<Output = Result<CpuSample, SourceError>> + Send {
+        (**self).sample()
+    }
+}
+
+/// Either of two sources, chosen at run time (for instance the cluster when its address is
+/// configured, else this machine).
+impl<A, B> CpuSource for futures::future::Either<A, B>
+where
+    A: CpuSource + Send,
+    B: CpuSource + Send,
+{
+    async fn sample(&mut self) -> Result<CpuSample, SourceError> {
+        match self {
+            futures::future::Either::Left(a) => a.sample().await,
+            futures::future::Either::Right(b) => b.sample().await,
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! What the cluster monitor saw besides the decisions: raw samples, nodes, which address
+//! answered, state changes, failures, and the rejections reported at each poll.
+
+use core::fmt;
+
+use crate::atomic::{AtomicU8, AtomicU32, Ordering};
+use crate::{CpuGauge, CpuPercent, CpuSample, FailureCounter, LoadControl, Route, Transitions};
+
+/// `ClusterStatus::endpoint` before any successful poll.
+const NO_ENDPOINT: u8 = u8::MAX;
+
+/// The cluster monitor's own record, kept beside the [`LoadControl`] it feeds: the latest
+/// raw sample, how many nodes answered and failed, which address answered, how often a
+/// class started being rejected, the consecutive-failure counter, and the rejection totals
+/// at the previous poll (so that each poll reports the rejections since the one before).
+///
+/// Written by the monitor only ([`crate::monitor::ClusterSink`]); requests never touch it.
+/// `const`-constructible and allocation-free.
+///
+/// ```
+/// use load_core::monitor::{ClusterSink, Sink};
+/// use load_core::{ClusterStatus, CpuPercent, CpuSample, Instant, LoadControl};
+///
+/// let control = LoadControl::new(80, 90);
+/// let status = ClusterStatus::new();
+/// let sink = ClusterSink::new(&control, &status);
+/// let sample = CpuSample { nodes: 3, failed: 1, ..CpuSample::local(CpuPercent::new(85)) };
+/// sink.on_sample(Instant::from_secs(1), &sample);
+/// assert_eq!(status.raw_cpu(), CpuPercent::new(85));
+/// assert_eq!(status.nodes(), (3, 1));
+/// assert_eq!(status.transitions(), 1, "web started being rejected");
+/// ```
+pub struct ClusterStatus {
+    raw: CpuGauge,
+    nodes: AtomicU32,
+    failed_nodes: AtomicU32,
+    endpoint: AtomicU8,
+    transitions: AtomicU32,
+    failures: FailureCounter,
+    /// Rejection totals (web, API) at the previous poll.
+    reported: [AtomicU32; 2],
+}
+
+impl ClusterStatus {
+    /// Nothing seen yet.
+    #[must_use]
+    pub const fn new() -> ClusterStatus {
+        ClusterStatus {
+            raw: CpuGauge::with(None),
+            nodes: AtomicU32::new(0),
+            failed_nodes: AtomicU32::new(0),
+            endpoint: AtomicU8::new(NO_ENDPOINT),
+            transitions: AtomicU32::new(0),
+            failures: FailureCounter::new(),
+            reported: [AtomicU32::new(0), AtomicU32::new(0)],
+        }
+    }
+
+    /// Takes what a successful poll said besides the CPU decisions use: its raw CPU, its
+    /// nodes and its address.
+    pub fn take_sample(&self, sample: &CpuSample) {
+        if sample.cpu.is_some() {
+            self.raw.store(sample.cpu);
+        }
+        self.nodes.store(sample.nodes, Ordering::Relaxed);
+        self.failed_nodes.store(sample.failed, Ordering::Relaxed);
+        self.endpoint
+            .store(sample.endpoint.min(NO_ENDPOINT - 1), Ordering::Relaxed);
+    }
+
+    /// Counts the classes that started being rejected.
+    pub fn count_transitions(&self, transitions: Transitions) {
+        self.transitions
+            .fetch_add(transitions.entered(), Ordering::Relaxed);
+    }
+
+    /// Rejections (web, API) since the previous call: what one poll reports, in its log
+    /// line and its history point alike. The counters wrap; the difference is right across
+    /// a wrap.
+    pub fn rejections_since_last_poll(&self, control: &LoadControl) -> (u32, u32) {
+        let since = |route: Route, reported: &AtomicU32| {
+            let now = control.rejected(route);
+            now.wrapping_sub(reported.swap(now, Ordering::Relaxed))
+        };
+        (
+            since(Route::Web, &self.reported[0]),
+            since(Route::Api, &self.reported[1]),
+        )
+    }
+
+    /// The monitor's consecutive and total failures.
+    #[must_use]
+    pub fn failures(&self) -> &FailureCounter {
+        &self.failures
+    }
+
+    /// The latest raw sample, before smoothing; `None` before the first success.
+    #[must_use]
+    pub fn raw_cpu(&self) -> Option<CpuPercent> {
+        self.raw.cpu()
+    }
+
+    /// Nodes that answered and that failed in the last successful poll.
+    #[must_use]
+    pub fn nodes(&self) -> (u32, u32) {
+        (
+            self.nodes.load(Ordering::Relaxed),
+            self.failed_nodes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Which of the source's addresses answered the last successful poll (an index into
+    /// [`crate::ClusterUrls`]); `None` before the first.
+    #[must_use]
+    pub fn endpoint(&self) -> Option<u8> {
+        match self.endpoint.load(Ordering::Relaxed) {
+            NO_ENDPOINT => None,
+            endpoint => Some(endpoint),
+        }
+    }
+
+    /// How often a class entered the rejecting state.
+    #[must_use]
+    pub fn transitions(&self) -> u32 {
+        self.transitions.load(Ordering::Relaxed)
+    }
+}
+
+impl Default for ClusterStatus {
+    fn default() -> Self {
+        ClusterStatus::new()
+    }
+}
+
+impl fmt::Debug for ClusterStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusterStatus")
+            .field("raw_cpu", &self.raw_cpu())
+            .field("nodes", &self.nodes())
+            .field("endpoint", &self.endpoint())
+            .field("transitions", &self.transitions())
+            .field("failures", &self.failures)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Instant, Outcome};
+
+    #[test]
+    fn rejections_are_reported_once_per_poll() {
+        let control = LoadControl::new(50, 60);
+        let status = ClusterStatus::new();
+        let _ = control.update(Instant::ZERO, Outcome::Sample(CpuPercent::new(70)));
+        for _ in 0..3 {
+            let _ = control.check("/search");
+        }
+        let _ = control.check("/api/v1/x");
+        assert_eq!(status.rejections_since_last_poll(&control), (3, 1));
+        assert_eq!(status.rejections_since_last_poll(&control), (0, 0));
+        assert_eq!(status.endpoint(), None);
+        status.take_sample(&CpuSample::local(CpuPercent::new(1)).from_endpoint(2));
+        assert_eq!(status.endpoint(), Some(2));
+    }
+}

@@ -1,0 +1,186 @@
+//! Requests of the demo's own (searches, mappings, `_bulk`) to the cluster the monitor
+//! polls, through the same addresses, credentials, CA, timeout and failover
+//! ([`ClusterNodes`]).
+
+use std::fmt;
+
+pub use hyper::Method;
+use load_opensearch::surf;
+use load_opensearch::{
+    ClusterNodes, IoTimer, OpenSearchOptions, connect_error, describe_error_body, read_body,
+};
+use load_smol::{ClusterConfig, ClusterUrls, SourceError, SourceErrorKind};
+
+/// A cluster's answer to [`ClusterClient::request`]: any status, with its body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClusterResponse {
+    /// The HTTP status.
+    pub status: u16,
+    /// The body, at most the client's body cap.
+    pub body: Vec<u8>,
+    /// Which of the cluster's addresses answered, as an index into its list.
+    pub endpoint: usize,
+}
+
+impl ClusterResponse {
+    /// Whether the status is 2xx.
+    #[must_use]
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The error in the body (`type: reason` of an OpenSearch error, else its first line,
+    /// else the status's name), for a response that is not a success.
+    #[must_use]
+    pub fn error_summary(&self) -> String {
+        let reason = surf::StatusCode::try_from(self.status)
+            .map_or("unknown status", |status| status.canonical_reason());
+        describe_error_body(&self.body, reason)
+    }
+}
+
+/// Requests of your own to the cluster, shared by reference between tasks.
+///
+/// Requests go to one address until a request to it fails (no answer, a timeout, a cut
+/// body): then the pool is dropped and the next request goes to the next address
+/// ([`ClusterNodes`]). An error status is an answer, not a failure: it is returned for the
+/// caller to judge.
+pub struct ClusterClient {
+    nodes: ClusterNodes,
+}
+
+impl ClusterClient {
+    /// Connections kept to each address by default.
+    pub const DEFAULT_CONNECTIONS: usize = 16;
+
+    /// A client of the cluster at `urls`, with `options` and at most
+    /// [`ClusterClient::DEFAULT_CONNECTIONS`] connections to each address.
+    ///
+    /// # Errors
+    ///
+    /// An address that is no HTTP(S) URL, or a CA file that cannot be read or parsed.
+    pub fn cluster(
+        urls: &ClusterUrls,
+        options: &OpenSearchOptions,
+    ) -> Result<ClusterClient, SourceError> {
+        Self::with_connections(urls, options, Self::DEFAULT_CONNECTIONS)
+    }
+
+    /// [`ClusterClient::cluster`] with at most `per_host` connections to each address.
+    ///
+    /// # Errors
+    ///
+    /// As [`ClusterClient::cluster`].
+    pub fn with_connections(
+        urls: &ClusterUrls,
+        options: &OpenSearchOptions,
+        per_host: usize,
+    ) -> Result<ClusterClient, SourceError> {
+        Ok(ClusterClient {
+            nodes: ClusterNodes::new(urls, options, per_host)?,
+        })
+    }
+
+    /// A client for Fess's connection keys.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceErrorKind::Other`] when no address is set; else as
+    /// [`ClusterClient::cluster`].
+    pub fn from_config(cluster: &ClusterConfig) -> Result<ClusterClient, SourceError> {
+        Ok(ClusterClient {
+            nodes: ClusterNodes::from_config(cluster, Self::DEFAULT_CONNECTIONS)?,
+        })
+    }
+
+    /// Sends `method path` with `json` as an `application/json` body (OpenSearch takes
+    /// `_bulk`'s newline-delimited JSON under that type too), bounded by the timeout.
+    /// `path` starts with `/`, may carry a query, and is taken below the address's own
+    /// path; one that would leave the address (another host, `..` above its path, a
+    /// backslash) is refused before anything is sent.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceErrorKind::Other`] for a path that would leave the address or a method
+    /// surf does not know. The request could not be sent or no whole answer came in time
+    /// ([`SourceErrorKind::Connect`], [`SourceErrorKind::Io`],
+    /// [`SourceErrorKind::Timeout`]), or its body is over the cap
+    /// ([`SourceErrorKind::Body`]); each names the address without credentials. Any status
+    /// is an answer.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        json: Option<&[u8]>,
+    ) -> Result<ClusterResponse, SourceError> {
+        let max_body = self.nodes.max_body();
+        let head = method == Method::HEAD;
+        let method: surf::http::Method = method.as_str().parse().map_err(|_| {
+            SourceError::new(SourceErrorKind::Other, &format!("method {method} unknown"))
+        })?;
+        let (endpoint, (status, body)) = self
+            .nodes
+            .exchange(&IoTimer, |client, endpoint| {
+                // A refused path is the caller's mistake, not the node's: nothing is sent
+                // and the pool stays.
+                let url = url_on(endpoint.base(), path)?;
+                let mut request = endpoint.authorize(surf::RequestBuilder::new(method, url));
+                if let Some(json) = json {
+                    request = request
+                        .body(surf::Body::from_bytes(json.to_vec()))
+                        .content_type(surf::http::mime::JSON);
+                }
+                Ok(async move {
+                    let mut response = client.send(request).await.map_err(|e| connect_error(&e))?;
+                    let status = response.status() as u16;
+                    if head {
+                        // No body follows, whatever `Content-Length` says: reading one
+                        // would wait for bytes that never come.
+                        return Ok((status, Vec::new()));
+                    }
+                    Ok((status, read_body(&mut response, max_body).await?))
+                })
+            })
+            .await?;
+        Ok(ClusterResponse {
+            status,
+            body,
+            endpoint,
+        })
+    }
+
+    /// How many addresses it uses in turn.
+    #[must_use]
+    pub fn endpoints(&self) -> usize {
+        self.nodes.len()
+    }
+}
+
+impl fmt::Debug for ClusterClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusterClient")
+            .field("nodes", &self.nodes)
+            .finish()
+    }
+}
+
+/// `path` on the address `base`, refused when it would leave it: another host (a path that
+/// parses as a URL of its own, `\\host`), or above `base`'s own path (`..`). The request,
+/// and its `Authorization` header, only ever go to the cluster.
+fn url_on(base: &surf::Url, path: &str) -> Result<surf::Url, SourceError> {
+    let refuse =
+        |why: &str| SourceError::new(SourceErrorKind::Other, &format!("the path {path:?} {why}"));
+    if !path.starts_with('/') {
+        return Err(refuse("does not start with '/'"));
+    }
+    if path.contains('\\') {
+        return Err(refuse("has a backslash"));
+    }
+    let url = surf::Url::parse(&format!("{}{path}", base.as_str().trim_end_matches('/')))
+        .map_err(|e| refuse(&format!("is not a path: {e}")))?;
+    if url.origin() != base.origin() || !url.path().starts_with(base.path()) {
+        return Err(refuse("leaves the cluster's address"));
+    }
+    Ok(url)
+}

@@ -1,0 +1,9 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod cgroup;
+mod system;
+
+pub use cgroup::{Cgroup, CgroupSource, CgroupVersion, cpu_percent};
+pub use system::{DEFAULT_CGROUP_ROOT, LocalCpu, SystemSource};
