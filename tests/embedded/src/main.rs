@@ -12,11 +12,12 @@ use core::task::{Context, Poll, Waker};
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
+use load_core::monitor::{ClusterSink, handle_outcome};
 use load_core::node_stats::{ParseError, parse_node_stats};
 use load_core::{
-    AdaptiveGate, Config, CpuPercent, CpuSample, CpuSource, Decision, FailureCounter, FailureLevel,
-    Instant, LoadControl, Origin, Outcome, Pass, Route, ScriptedSource, SourceError,
-    SourceErrorKind, classify,
+    AdaptiveGate, ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision,
+    FailureCounter, FailureLevel, Instant, LoadControl, Origin, Outcome, Pass, Route,
+    ScriptedSource, SourceError, SourceErrorKind, Threshold, classify,
 };
 
 /// What a case returns: `Err(why)` on the first expectation that does not hold.
@@ -48,14 +49,25 @@ const CAPTURED_FILTERED: &[u8] =
 const CAPTURED_FULL: &[u8] = include_bytes!("../../fixtures/opensearch/os-2.19.1-real-full.json");
 
 fn config_from_fess_properties() -> Check {
-    let config = Config::from_properties(FESS_CONFIG).map_err(|_| "the example file is refused")?;
-    expect(config.control.web_threshold == 80, "web.load.control")?;
-    expect(config.control.api_threshold == 90, "api.load.control")?;
-    expect(config.control.adaptive_threshold == 50, "adaptive.load.control")?;
-    let later = Config::from_properties("web.load.control=\nweb.load.control=70\n")
+    // The control settings only: the cluster's connection keys are skipped.
+    let config =
+        ControlConfig::from_properties(FESS_CONFIG).map_err(|_| "the example file is refused")?;
+    expect(
+        config.web_threshold == Threshold::from_fess(80),
+        "web.load.control",
+    )?;
+    expect(
+        config.api_threshold == Threshold::from_fess(90),
+        "api.load.control",
+    )?;
+    expect(config.adaptive_threshold == 50, "adaptive.load.control")?;
+    let later = ControlConfig::from_properties("web.load.control=\nweb.load.control=70\n")
         .map_err(|_| "the last duplicate does not win")?;
-    expect(later.control.web_threshold == 70, "the last duplicate wins")?;
-    let bad = Config::from_properties("web.load.control=eighty\n");
+    expect(
+        later.web_threshold == Threshold::from_fess(70),
+        "the last duplicate wins",
+    )?;
+    let bad = ControlConfig::from_properties("web.load.control=eighty\n");
     expect(
         bad.is_err_and(|e| e.at == Origin::Line(1)),
         "a bad value names its line",
@@ -151,7 +163,7 @@ fn parser_on_captured_responses() -> Check {
     )
 }
 
-fn record_a_scripted_source() -> Check {
+fn feed_a_scripted_source() -> Check {
     let script: [Result<CpuSample, SourceError>; 4] = [
         Ok(CpuSample::local(CpuPercent::new(85))),
         Err(SourceError::new(SourceErrorKind::Connect, "refused")),
@@ -160,15 +172,25 @@ fn record_a_scripted_source() -> Check {
     ];
     let source = ScriptedSource::new(&script);
     let control = LoadControl::new(80, 100);
+    let status = ClusterStatus::new();
+    let sink = ClusterSink::new(&control, &status);
     let mut rejected = [false; 4];
     for (i, slot) in rejected.iter_mut().enumerate() {
-        let outcome = match block_on((&source).sample()) {
-            Ok(sample) => Outcome::Sample(sample.cpu),
-            Err(_) => Outcome::Failed,
-        };
-        control.update(Instant::from_secs(i as u64 + 1), outcome);
+        // What the monitor loop does with each poll.
+        let outcome = block_on((&source).sample());
+        handle_outcome(
+            &sink,
+            status.failures(),
+            Instant::from_secs(i as u64 + 1),
+            outcome,
+        );
         *slot = !control.check("/search").is_allowed();
     }
+    expect(status.failures().total() == 1, "one failure counted")?;
+    expect(
+        status.raw_cpu() == CpuPercent::new(40),
+        "the last raw sample",
+    )?;
     // 85 %: rejected; failed poll: fail-open; 40 %: admitted; unknown: admitted.
     expect(
         rejected == [true, false, false, false],
@@ -207,7 +229,7 @@ const CASES: [Case; 6] = [
         failures_warn_three_times_then_debug,
     ),
     ("parser_on_captured_responses", parser_on_captured_responses),
-    ("record_a_scripted_source", record_a_scripted_source),
+    ("feed_a_scripted_source", feed_a_scripted_source),
     (
         "adaptive_gate_waits_and_opens",
         adaptive_gate_waits_and_opens,
@@ -241,10 +263,10 @@ fn main() -> ! {
         }
     }
     hprintln!(
-        "sizes: LoadControl {} B, AdaptiveGate {} B, Config {} B",
+        "sizes: LoadControl {} B, AdaptiveGate {} B, ControlConfig {} B",
         core::mem::size_of::<LoadControl>(),
         core::mem::size_of::<AdaptiveGate>(),
-        core::mem::size_of::<Config>()
+        core::mem::size_of::<ControlConfig>()
     );
     let control = LoadControl::new(80, 90);
     control.update(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(50)));
