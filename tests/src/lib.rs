@@ -3,6 +3,11 @@
 
 use std::path::PathBuf;
 
+/// The repository's README, whose Rust examples run as this crate's doc tests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeExamples;
+
 pub mod browser;
 pub mod logs;
 pub mod stub;
@@ -300,34 +305,62 @@ impl Answer {
     /// When `raw` has no head or no status line.
     #[must_use]
     pub fn parse(raw: &[u8]) -> Answer {
-        let split = raw
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .expect("a head");
-        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-        let mut lines = head.lines();
-        let status = lines
-            .next()
-            .and_then(|l| l.split_whitespace().nth(1))
+        Answer::read_from(&mut std::io::BufReader::new(raw)).expect("a response")
+    }
+
+    /// Reads one response from `reader`: the head, then a body of `Content-Length` bytes, a
+    /// chunked body, or (neither given) everything to the end. On a kept-alive connection
+    /// the next response can be read after it.
+    ///
+    /// # Errors
+    ///
+    /// The reader's error, or [`std::io::ErrorKind::InvalidData`] for a response that is
+    /// not HTTP/1.1 (no status line, a head cut short).
+    pub fn read_from(reader: &mut impl std::io::BufRead) -> std::io::Result<Answer> {
+        let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Err(invalid("the connection closed before a response".into()));
+        }
+        let status = line
+            .split_whitespace()
+            .nth(1)
             .and_then(|s| s.parse().ok())
-            .expect("status line");
-        let headers: Vec<(String, String)> = lines
-            .filter_map(|l| l.split_once(':'))
-            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-            .collect();
-        let body = &raw[split + 4..];
-        let chunked = headers
-            .iter()
-            .any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
-        Answer {
+            .ok_or_else(|| invalid(format!("bad status line {line:?}")))?;
+        let mut headers = Vec::new();
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                return Err(invalid("the connection closed in the head".into()));
+            }
+            let trimmed = line.trim_end();
+            if trimmed.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = trimmed.split_once(':') {
+                headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+            }
+        }
+        let mut answer = Answer {
             status,
             headers,
-            body: if chunked {
-                dechunk(body)
-            } else {
-                body.to_vec()
-            },
+            body: Vec::new(),
+        };
+        let chunked = answer
+            .header("transfer-encoding")
+            .is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
+        if chunked {
+            answer.body = read_chunked(reader)?;
+        } else if let Some(length) = answer.header("content-length") {
+            let length = length
+                .parse()
+                .map_err(|_| invalid(format!("bad content-length {length:?}")))?;
+            answer.body = vec![0; length];
+            reader.read_exact(&mut answer.body)?;
+        } else {
+            reader.read_to_end(&mut answer.body)?;
         }
+        Ok(answer)
     }
 
     /// The first value of header `name` (lower case).
@@ -339,6 +372,13 @@ impl Answer {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Whether the server closes the connection after this response.
+    #[must_use]
+    pub fn closes(&self) -> bool {
+        self.header("connection")
+            .is_some_and(|v| v.eq_ignore_ascii_case("close"))
+    }
+
     /// The body as text.
     #[must_use]
     pub fn text(&self) -> String {
@@ -346,20 +386,34 @@ impl Answer {
     }
 }
 
-fn dechunk(mut body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(end) = body.windows(2).position(|w| w == b"\r\n") {
-        let size = std::str::from_utf8(&body[..end])
-            .ok()
-            .and_then(|s| usize::from_str_radix(s.trim(), 16).ok())
-            .unwrap_or(0);
-        if size == 0 || body.len() < end + 4 + size {
-            break;
+/// A chunked body, decoded.
+fn read_chunked(reader: &mut impl std::io::BufRead) -> std::io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(body);
         }
-        out.extend_from_slice(&body[end + 2..end + 2 + size]);
-        body = &body[end + 4 + size..];
+        let size = usize::from_str_radix(line.trim().split(';').next().unwrap_or(""), 16)
+            .map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("bad chunk {line:?}"))
+            })?;
+        if size == 0 {
+            // The trailer, up to its empty line.
+            loop {
+                line.clear();
+                if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
+                    return Ok(body);
+                }
+            }
+        }
+        let start = body.len();
+        body.resize(start + size, 0);
+        reader.read_exact(&mut body[start..])?;
+        line.clear();
+        reader.read_line(&mut line)?;
     }
-    out
 }
 
 /// [`raw_exchange`], parsed.
@@ -368,12 +422,52 @@ pub fn raw_get(addr: std::net::SocketAddr, target: &str) -> Answer {
     Answer::parse(&raw_exchange(addr, target))
 }
 
+/// `GET target` on a fresh connection to `addr` (`host:port`), `Connection: close`, with
+/// `timeout` for connecting and for each read: the fallible [`raw_get`], for probes that
+/// must not panic (a server still starting, a cluster node down).
+///
+/// # Errors
+///
+/// Connecting, sending or reading failed, or the answer is not HTTP/1.1.
+pub fn try_get(
+    addr: impl std::net::ToSocketAddrs,
+    target: &str,
+    timeout: std::time::Duration,
+) -> std::io::Result<Answer> {
+    use std::io::Write;
+    let addr = addr
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| std::io::Error::other("no address"))?;
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    Answer::read_from(&mut std::io::BufReader::new(stream))
+}
+
 #[cfg(test)]
 mod tests {
     use super::check_cluster_url;
 
     /// Found on a fresh machine: Maven's colour codes in front of the address that
     /// `cluster.sh start` printed made every real-cluster test wait 120 s, then fail.
+    #[test]
+    fn responses_are_read_by_length_chunks_or_to_the_end() {
+        let raw = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 429 Too Many\r\n\
+            Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nbus\r\n1;x=y\r\ny\r\n0\r\n\r\n";
+        let mut reader = std::io::BufReader::new(&raw[..]);
+        let first = super::Answer::read_from(&mut reader).unwrap();
+        assert_eq!((first.status, first.text().as_str(), first.closes()), (200, "ok", false));
+        let second = super::Answer::read_from(&mut reader).unwrap();
+        assert_eq!((second.status, second.text().as_str(), second.closes()), (429, "busy", true));
+        let to_the_end = super::Answer::parse(b"HTTP/1.0 200 OK\r\n\r\nall of it");
+        assert_eq!(to_the_end.text(), "all of it");
+        assert!(super::Answer::read_from(&mut std::io::BufReader::new(&b"garbage"[..])).is_err());
+    }
+
     #[test]
     fn a_captured_colour_code_is_refused_at_once_and_named() {
         let error = check_cluster_url("\u{1b}[0m\u{1b}[0mhttp://127.0.0.1:40901").unwrap_err();

@@ -83,31 +83,9 @@ impl Cluster {
 
     /// `GET path` with a plain blocking client: status and body.
     fn get(&self, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
-        use std::io::{Read, Write};
         let authority = self.url.trim_start_matches("http://");
-        let mut stream = std::net::TcpStream::connect(authority)?;
-        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
-        )?;
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw)?;
-        let split = raw
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .ok_or_else(|| std::io::Error::other("no head"))?;
-        let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| std::io::Error::other("no status"))?;
-        let mut body = raw[split + 4..].to_vec();
-        if head.contains("transfer-encoding: chunked") {
-            body = dechunk(&body);
-        }
-        Ok((status, body))
+        let answer = load_tests::try_get(authority, path, Duration::from_secs(10))?;
+        Ok((answer.status, answer.body))
     }
 
     fn json(&self, path: &str) -> serde_json::Value {
@@ -182,22 +160,6 @@ impl Cluster {
     }
 }
 
-fn dechunk(mut body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(line_end) = body.windows(2).position(|w| w == b"\r\n") {
-        let size = std::str::from_utf8(&body[..line_end])
-            .ok()
-            .and_then(|s| usize::from_str_radix(s.split(';').next()?.trim(), 16).ok())
-            .unwrap_or(0);
-        if size == 0 {
-            break;
-        }
-        let start = line_end + 2;
-        out.extend_from_slice(&body[start..(start + size).min(body.len())]);
-        body = &body[(start + size + 2).min(body.len())..];
-    }
-    out
-}
 
 fn node_ids(stats: &serde_json::Value) -> Vec<String> {
     let mut ids: Vec<String> = stats["nodes"]
@@ -341,22 +303,7 @@ impl Drop for Burners {
 }
 
 fn status_of(addr: std::net::SocketAddr, target: &str) -> u16 {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    write!(
-        stream,
-        "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .expect("write");
-    let mut head = [0u8; 12];
-    stream.read_exact(&mut head).expect("status line");
-    std::str::from_utf8(&head[9..12])
-        .expect("status")
-        .parse()
-        .expect("status")
+    load_tests::raw_get(addr, target).status
 }
 
 fn first<F: FnMut() -> bool>(timeout: Duration, mut condition: F) -> Option<Duration> {

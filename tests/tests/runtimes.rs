@@ -426,7 +426,7 @@ async fn waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample<R: Runt
     gate.shutdown().await;
 }
 
-async fn wait_timeout_returns_false_after_its_deadline<R: Runtime + Default>() {
+async fn wait_timeout_times_out_after_its_deadline<R: Runtime + Default>() {
     let source = leaked(95);
     let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(20), source);
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(95))).await);
@@ -780,7 +780,7 @@ load_tests::on_both_runtimes!(
     oversize_nested_and_garbage_bodies_fail_cleanly,
     credentials_travel_in_a_header_only,
     waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample,
-    wait_timeout_returns_false_after_its_deadline,
+    wait_timeout_times_out_after_its_deadline,
     a_disabled_gate_never_waits_nor_samples,
     ten_thousand_waiters_cost_no_polling,
     plain_threads_block_and_resume,

@@ -20,7 +20,7 @@
 //! counted apart, and would only raise them.
 //! `--smoke` runs one short step at one rate (CI keeps the experiment from rotting).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode};
@@ -176,49 +176,8 @@ fn write_config(path: &Path, cluster: &str, mode: Mode) -> Result<(), String> {
 
 /// One `GET` on a fresh connection: status and body.
 fn get(addr: SocketAddr, target: &str, timeout: Duration) -> std::io::Result<(u16, Vec<u8>)> {
-    let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
-    stream.set_read_timeout(Some(timeout))?;
-    write!(
-        stream,
-        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut reader = BufReader::new(stream);
-    let (status, length, _) = read_head(&mut reader)?;
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    Ok((status, body))
-}
-
-/// Reads a response head: status, `Content-Length`, whether the server closes.
-fn read_head(reader: &mut impl BufRead) -> std::io::Result<(u16, usize, bool)> {
-    let mut line = String::new();
-    if reader.read_line(&mut line)? == 0 {
-        return Err(std::io::Error::other("connection closed"));
-    }
-    let status = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| std::io::Error::other(format!("bad status line {line:?}")))?;
-    let (mut length, mut close) = (0, false);
-    loop {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(std::io::Error::other("connection closed in the head"));
-        }
-        let trimmed = line.trim_end();
-        if trimmed.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = trimmed.split_once(':') {
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().unwrap_or(0);
-            } else if name.eq_ignore_ascii_case("connection") {
-                close = value.trim().eq_ignore_ascii_case("close");
-            }
-        }
-    }
-    Ok((status, length, close))
+    let answer = load_tests::try_get(addr, target, timeout)?;
+    Ok((answer.status, answer.body))
 }
 
 /// The cluster's CPU (busiest node) every 500 ms, from the node stats, until stopped.
@@ -455,13 +414,11 @@ fn search(
         reader.get_mut(),
         "GET {target} HTTP/1.1\r\nHost: {server}\r\n\r\n"
     )?;
-    let (status, length, close) = read_head(reader)?;
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    if close {
+    let answer = load_tests::Answer::read_from(reader)?;
+    if answer.closes() {
         *connection = None;
     }
-    Ok(status)
+    Ok(answer.status)
 }
 
 #[allow(clippy::too_many_arguments)]

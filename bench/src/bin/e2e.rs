@@ -67,16 +67,9 @@ fn start_server(binary: &str, stub: &Stub, web: i32, api: i32) -> Result<Server,
 
 /// Status of one `GET target` (new connection each time, as a probe).
 fn status(addr: SocketAddr, target: &str) -> Option<u16> {
-    let mut stream = TcpStream::connect(addr).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        stream,
-        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut head = [0u8; 12];
-    stream.read_exact(&mut head).ok()?;
-    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
+    load_tests::try_get(addr, target, Duration::from_secs(5))
+        .ok()
+        .map(|answer| answer.status)
 }
 
 /// Bytes of the whole response to one `GET target` (headers and body).
