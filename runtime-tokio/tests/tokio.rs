@@ -14,8 +14,8 @@ use axum::{Router, ServiceExt};
 use load_tests::Answer;
 use load_tests::{Reply, Stub};
 use load_tokio::{
-    BackgroundGate, ControlConfig, StaticFiles, CpuPercent, CpuSample, CpuSource, LoadControlLayer, LoadGuard,
-    NodeUrl, OpenSearchOptions, OpenSearchSource, Route, SourceError, Tokio,
+    BackgroundGate, ControlConfig, CpuPercent, CpuSample, CpuSource, LoadControlLayer, LoadGuard,
+    NodeUrl, OpenSearchOptions, OpenSearchSource, Route, SourceError, StaticFiles, Tokio,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower_layer::Layer;
@@ -162,7 +162,11 @@ async fn a_parameter_route_is_controlled_once_the_static_prefixes_are_named() {
         let guard = LoadGuard::with_source(&config, dial.clone());
         let addr = serve(guard.clone()).await;
         let _ = get_raw(addr, "/api/v1/documents/41").await; // starts the monitor
-        assert!(eventually(Duration::from_secs(5), || guard.cpu() == CpuPercent::new(95)).await);
+        assert!(
+            eventually(Duration::from_secs(5), || guard.cpu()
+                == CpuPercent::new(95))
+            .await
+        );
         for id in ["42.css", "42.js", "42.woff2"] {
             let answer = get_raw(addr, &format!("/api/v1/documents/{id}")).await;
             assert_eq!(answer.status, expected, "{static_files:?} {id}");

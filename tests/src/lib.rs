@@ -395,10 +395,14 @@ fn read_chunked(reader: &mut impl std::io::BufRead) -> std::io::Result<Vec<u8>> 
         if reader.read_line(&mut line)? == 0 {
             return Ok(body);
         }
-        let size = usize::from_str_radix(line.trim().split(';').next().unwrap_or(""), 16)
-            .map_err(|_| {
-                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("bad chunk {line:?}"))
-            })?;
+        let size = usize::from_str_radix(line.trim().split(';').next().unwrap_or(""), 16).map_err(
+            |_| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("bad chunk {line:?}"),
+                )
+            },
+        )?;
         if size == 0 {
             // The trailer, up to its empty line.
             loop {
@@ -460,9 +464,15 @@ mod tests {
             Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nbus\r\n1;x=y\r\ny\r\n0\r\n\r\n";
         let mut reader = std::io::BufReader::new(&raw[..]);
         let first = super::Answer::read_from(&mut reader).unwrap();
-        assert_eq!((first.status, first.text().as_str(), first.closes()), (200, "ok", false));
+        assert_eq!(
+            (first.status, first.text().as_str(), first.closes()),
+            (200, "ok", false)
+        );
         let second = super::Answer::read_from(&mut reader).unwrap();
-        assert_eq!((second.status, second.text().as_str(), second.closes()), (429, "busy", true));
+        assert_eq!(
+            (second.status, second.text().as_str(), second.closes()),
+            (429, "busy", true)
+        );
         let to_the_end = super::Answer::parse(b"HTTP/1.0 200 OK\r\n\r\nall of it");
         assert_eq!(to_the_end.text(), "all of it");
         assert!(super::Answer::read_from(&mut std::io::BufReader::new(&b"garbage"[..])).is_err());

@@ -160,7 +160,6 @@ impl Cluster {
     }
 }
 
-
 fn node_ids(stats: &serde_json::Value) -> Vec<String> {
     let mut ids: Vec<String> = stats["nodes"]
         .as_object()

@@ -1,0 +1,335 @@
+//! The demo search application: its state, and load control in front of its routes.
+//!
+//! - here: the state, its construction from a configuration, reloading, and
+//!   [`App::handle`], where load control decides before routing;
+//! - `routes`: which route answers what, and the built-in pages;
+//! - `results`: the cluster's hits as a page or as Fess's API JSON;
+//! - `crawler`: background work behind the adaptive gate;
+//! - `admin`: `/admin/stats`, `/admin/load` and `/metrics`.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use futures::future::Either;
+use http_body_util::Full;
+use hyper::{Request, Response};
+use load_smol::load_runtime::{BackgroundGate, LoadGuard};
+use load_smol::monitor::Stop;
+use load_smol::{
+    Config, Decision, FixedSource, FromConfig, OpenSearchSource, Role, Runtime, SystemSource,
+};
+
+use crate::cluster::ClusterClient;
+use crate::corpus::{Corpus, DEFAULT_DOCUMENTS};
+use crate::search::{DEFAULT_INDEX, Search, SearchError, valid_index};
+
+mod admin;
+mod crawler;
+mod results;
+mod routes;
+
+pub use admin::{DASHBOARD_REFRESH, dashboard_window};
+pub use crawler::BATCH;
+use routes::Routed;
+pub use routes::segments;
+
+/// The cluster signal: the cluster when its address is known, else this machine's CPU.
+pub type ClusterSource = Either<OpenSearchSource, SystemSource>;
+
+/// The local signal: this machine's CPU, or a test double.
+pub type LocalSource = Either<SystemSource, &'static FixedSource>;
+
+/// The application state shared by every connection.
+pub struct App<R: Runtime + Default> {
+    guard: LoadGuard<R, ClusterSource>,
+    background: BackgroundGate<R, LocalSource>,
+    config: Mutex<Config>,
+    /// Search and indexing on the cluster; `None` single-box (the built-in documents).
+    search: Option<Search>,
+    corpus: Corpus,
+    crawled: AtomicU64,
+    indexed: AtomicU64,
+    index_errors: AtomicU64,
+    search_failures: FailureLog,
+    stop: Stop,
+}
+
+/// What the demo does beyond load control: which index it searches and fills, and how
+/// many documents its crawler has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DemoOptions {
+    /// The index (`--index`, default [`DEFAULT_INDEX`]).
+    pub index: String,
+    /// Documents in the crawler's corpus (`--corpus`, default [`DEFAULT_DOCUMENTS`]).
+    pub corpus: usize,
+    /// Where searches run (`--search`): on the cluster when one is configured (the
+    /// default), or on the built-in documents, with the cluster only polled for its CPU.
+    pub search: SearchMode,
+}
+
+/// Where the demo's searches run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SearchMode {
+    /// On the configured cluster, which the crawler fills; the built-in documents
+    /// single-box.
+    #[default]
+    Cluster,
+    /// Always on the four built-in documents, and the crawler only counts: load control
+    /// polls the cluster, nothing else talks to it (what the load-control benchmarks and
+    /// the tests with a stand-in cluster want).
+    Builtin,
+}
+
+impl Default for DemoOptions {
+    fn default() -> Self {
+        DemoOptions {
+            index: DEFAULT_INDEX.to_owned(),
+            corpus: DEFAULT_DOCUMENTS,
+            search: SearchMode::Cluster,
+        }
+    }
+}
+
+impl<R: Runtime + Default> std::fmt::Debug for App<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("guard", &self.guard)
+            .field("background", &self.background)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Runtime + Default> App<R> {
+    /// The application for `config`, with the cluster monitor ready to start on the first
+    /// controlled request and the local sampler running.
+    ///
+    /// # Errors
+    ///
+    /// A one-line description when a CPU source cannot be set up.
+    pub fn new(config: Config) -> Result<Arc<App<R>>, String> {
+        Self::new_with(config, &DemoOptions::default())
+    }
+
+    /// [`App::new`] with the demo's own options. With a cluster, searches run on it and the
+    /// crawler fills its index.
+    ///
+    /// # Errors
+    ///
+    /// As [`App::new`].
+    pub fn new_with(config: Config, options: &DemoOptions) -> Result<Arc<App<R>>, String> {
+        let cluster: ClusterSource = match &config.cluster.urls {
+            Some(urls) => Either::Left(
+                OpenSearchSource::from_config(&config, Role::Cluster)
+                    .map_err(|e| format!("search_engine.http.url {urls}: {e}"))?,
+            ),
+            // Single-box: the search engine runs on this host, so it is the host's CPU.
+            None => Either::Right(
+                SystemSource::from_config(&config, Role::Cluster)
+                    .map_err(|e| format!("cannot read this machine's CPU: {e}"))?,
+            ),
+        };
+        let background = if config.control.adaptive_enabled() {
+            let local = SystemSource::from_config(&config, Role::Local)
+                .map_err(|e| format!("adaptive load control: {e}"))?;
+            BackgroundGate::with_source(&config.control, Either::Left(local))
+        } else {
+            // Off: the gate never samples, whatever it is given.
+            static NEVER: FixedSource = FixedSource::new(None);
+            BackgroundGate::with_source(&config.control, Either::Right(&NEVER))
+        };
+        let search = match config.cluster.urls {
+            Some(urls) if options.search == SearchMode::Cluster => {
+                if !valid_index(&options.index) {
+                    return Err(format!(
+                        "--index {:?} is no valid index name",
+                        options.index
+                    ));
+                }
+                let client = ClusterClient::from_config(&config.cluster)
+                    .map_err(|e| format!("search_engine.http.url {urls}: {e}"))?;
+                Some(Search::new(client, &options.index))
+            }
+            _ => None,
+        };
+        Ok(Self::build(
+            config,
+            cluster,
+            background,
+            search,
+            Corpus::new(options.corpus),
+        ))
+    }
+
+    /// The application with explicit sources (tests use scripted ones).
+    pub fn with_sources(
+        config: Config,
+        cluster: ClusterSource,
+        local: &'static FixedSource,
+    ) -> Arc<App<R>> {
+        let background = BackgroundGate::with_source(&config.control, Either::Right(local));
+        Self::build(
+            config,
+            cluster,
+            background,
+            None,
+            Corpus::new(DEFAULT_DOCUMENTS),
+        )
+    }
+
+    fn build(
+        config: Config,
+        cluster: ClusterSource,
+        background: BackgroundGate<R, LocalSource>,
+        search: Option<Search>,
+        corpus: Corpus,
+    ) -> Arc<App<R>> {
+        Arc::new(App {
+            guard: LoadGuard::with_source(&config.control, cluster),
+            background,
+            config: Mutex::new(config),
+            search,
+            corpus,
+            crawled: AtomicU64::new(0),
+            indexed: AtomicU64::new(0),
+            index_errors: AtomicU64::new(0),
+            search_failures: FailureLog::default(),
+            stop: Stop::new(),
+        })
+    }
+
+    /// The request guard.
+    #[must_use]
+    pub fn guard(&self) -> &LoadGuard<R, ClusterSource> {
+        &self.guard
+    }
+
+    /// The background-work gate.
+    #[must_use]
+    pub fn background(&self) -> &BackgroundGate<R, LocalSource> {
+        &self.background
+    }
+
+    /// Items the crawler processed.
+    #[must_use]
+    pub fn crawled(&self) -> u64 {
+        self.crawled.load(Ordering::Relaxed)
+    }
+
+    /// Documents the crawler indexed into the cluster.
+    #[must_use]
+    pub fn indexed(&self) -> u64 {
+        self.indexed.load(Ordering::Relaxed)
+    }
+
+    /// The cluster search, when a cluster is configured.
+    #[must_use]
+    pub fn search(&self) -> Option<&Search> {
+        self.search.as_ref()
+    }
+
+    /// The configuration in force.
+    #[must_use]
+    pub fn config(&self) -> Config {
+        self.config
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Applies a new configuration at run time and logs, at INFO, every key that changed.
+    /// The cluster address and the interval need a restart: a change to them is logged at
+    /// WARN and otherwise ignored.
+    pub fn reload(&self, new: &Config) {
+        let mut current = self
+            .config
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let changes = crate::cli::changes(&current, new);
+        if changes.is_empty() {
+            log::info!("Configuration reloaded: nothing changed");
+            return;
+        }
+        for (key, old, value) in &changes {
+            if crate::cli::needs_restart(key) {
+                log::warn!("{key}: {old} -> {value} takes effect at the next restart");
+            } else {
+                log::info!("{key}: {old} -> {value}");
+            }
+        }
+        let applied = current.reloadable(new);
+        self.guard.reload(&applied.control);
+        self.background.reload(&applied.control);
+        *current = applied;
+    }
+
+    /// Stops the crawler and the monitors, and waits for the monitors.
+    pub async fn shutdown(&self) {
+        self.stop.request();
+        self.guard.shutdown().await;
+        self.background.shutdown().await;
+    }
+
+    /// Answers one request: load control first, then the route.
+    ///
+    /// Load control sees the request target as received (path, `;params` and query; an
+    /// absolute-form target's path), before anything has normalised it; the router reads
+    /// the same path (see [`segments`]).
+    pub fn handle<'a, B>(
+        &'a self,
+        request: &Request<B>,
+    ) -> impl Future<Output = Response<Full<Bytes>>> + Send + use<'a, R, B>
+    where
+        R: Sync,
+    {
+        let uri = request.uri();
+        let path = uri.path();
+        let query = uri.query().unwrap_or_default();
+        let target = uri.path_and_query().map_or("/", |target| target.as_str());
+        // Monitoring must keep working under overload: it is served before load control.
+        let routed = if path == "/metrics" {
+            self.route(path, query)
+        } else {
+            match self.guard.check(target) {
+                Decision::Allow => self.route(path, query),
+                Decision::Reject(route) => Routed::Ready(self.guard.busy_http_response(route)),
+            }
+        };
+        async move {
+            match routed {
+                Routed::Ready(response) => response,
+                Routed::Search { search, api, query } => self.searched(search, api, &query).await,
+            }
+        }
+    }
+}
+
+/// Logs failed searches at WARN, at most once every 10 s with the count in between: an
+/// outage must not flood the log at the request rate.
+#[derive(Debug, Default)]
+pub(crate) struct FailureLog {
+    /// Seconds since `UNIX_EPOCH` of the last line.
+    last: AtomicU64,
+    suppressed: AtomicU64,
+}
+
+impl FailureLog {
+    pub(crate) fn failed(&self, error: &SearchError) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let last = self.last.load(Ordering::Relaxed);
+        if now >= last + 10
+            && self
+                .last
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            let more = self.suppressed.swap(0, Ordering::Relaxed);
+            log::warn!("Search failed: {error} ({more} more failure(s) since the last line)");
+        } else {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
