@@ -80,15 +80,23 @@ impl StaticFiles {
     fn cover(self, path: &[u8]) -> bool {
         match self {
             StaticFiles::Everywhere => true,
-            StaticFiles::Under(prefixes) => prefixes.iter().any(|prefix| {
-                let prefix = prefix.as_bytes();
-                let prefix = prefix.strip_suffix(b"/").unwrap_or(prefix);
-                prefix.first() == Some(&b'/')
-                    && path.starts_with(prefix)
-                    && path.get(prefix.len()) == Some(&b'/')
-            }),
+            StaticFiles::Under(prefixes) => under(prefixes, path),
         }
     }
+}
+
+/// Whether `path` is below one of `prefixes` (out of line: the request path's fast path
+/// stays small enough to be inlined).
+#[cold]
+#[inline(never)]
+fn under(prefixes: &[&str], path: &[u8]) -> bool {
+    prefixes.iter().any(|prefix| {
+        let prefix = prefix.as_bytes();
+        let prefix = prefix.strip_suffix(b"/").unwrap_or(prefix);
+        prefix.first() == Some(&b'/')
+            && path.starts_with(prefix)
+            && path.get(prefix.len()) == Some(&b'/')
+    })
 }
 
 /// Classifies a request target (`/path;params?query#fragment`, or the absolute form
@@ -212,7 +220,7 @@ const CLASS: [u8; 256] = {
 /// `;`, control character, empty segment or segment starting with `.` before the query) is
 /// classified in one pass over a byte-class table. Anything else is `None`, for the full
 /// normaliser. Both agree wherever this answers (a property test checks it).
-#[inline]
+#[inline(always)]
 fn classify_canonical(target: &[u8], static_files: StaticFiles) -> Option<Route> {
     if target.first() != Some(&b'/') {
         return None;
