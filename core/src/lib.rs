@@ -11,6 +11,7 @@ pub(crate) use core::sync::atomic;
 pub(crate) use portable_atomic as atomic;
 
 mod adaptive;
+pub mod admission;
 pub mod busy;
 mod config;
 mod control;
@@ -34,10 +35,11 @@ mod time;
 mod waiters;
 
 pub use adaptive::{AdaptiveGate, Pass, Wait};
+pub use admission::{Admission, AdmissionStats, Permit, Ticket};
 pub use config::{
-    ClusterConfig, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig, CpuSourceKind,
-    DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS, Mode, NodeUrl, Origin, Smoothing,
-    UrlError, keys,
+    AdmissionMode, ClusterConfig, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
+    CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS, Mode, NodeUrl, Origin,
+    Smoothing, UrlError, keys,
 };
 pub use control::{Decision, LoadControl, Settings, Transitions};
 pub use failures::{FailureCounter, FailureLevel};

@@ -7,7 +7,8 @@ use core::time::Duration;
 
 use embassy_sync::blocking_mutex::CriticalSectionMutex;
 
-/// A point in time, in whole milliseconds since an arbitrary epoch chosen by the [`Clock`].
+/// A point in time, in whole microseconds since an arbitrary epoch chosen by the [`Clock`]
+/// (fine enough for the latency of a request; 64 bits last half a million years).
 ///
 /// The core never asks the operating system for the time: callers pass instants in, which
 /// keeps every decision deterministic under test (the smoltcp and quinn-proto approach).
@@ -16,37 +17,49 @@ use embassy_sync::blocking_mutex::CriticalSectionMutex;
 pub struct Instant(u64);
 
 impl Instant {
-    /// The epoch of the clock, `0` ms.
+    /// The epoch of the clock.
     pub const ZERO: Instant = Instant(0);
 
-    /// An instant `millis` milliseconds after the clock's epoch.
+    /// An instant `micros` microseconds after the clock's epoch.
+    #[must_use]
+    pub const fn from_micros(micros: u64) -> Instant {
+        Instant(micros)
+    }
+
+    /// An instant `millis` milliseconds after the clock's epoch (saturating).
     #[must_use]
     pub const fn from_millis(millis: u64) -> Instant {
-        Instant(millis)
+        Instant(millis.saturating_mul(1000))
     }
 
     /// An instant `secs` seconds after the clock's epoch (saturating).
     #[must_use]
     pub const fn from_secs(secs: u64) -> Instant {
-        Instant(secs.saturating_mul(1000))
+        Instant(secs.saturating_mul(1_000_000))
     }
 
-    /// Milliseconds since the clock's epoch.
+    /// Microseconds since the clock's epoch.
+    #[must_use]
+    pub const fn as_micros(self) -> u64 {
+        self.0
+    }
+
+    /// Whole milliseconds since the clock's epoch.
     #[must_use]
     pub const fn as_millis(self) -> u64 {
-        self.0
+        self.0 / 1000
     }
 
     /// `self + duration`, saturating at the end of time.
     #[must_use]
     pub const fn saturating_add(self, duration: Duration) -> Instant {
-        Instant(self.0.saturating_add(duration_millis(duration)))
+        Instant(self.0.saturating_add(duration_micros(duration)))
     }
 
     /// The time elapsed from `earlier` to `self`, or zero if `earlier` is later.
     #[must_use]
     pub const fn saturating_duration_since(self, earlier: Instant) -> Duration {
-        Duration::from_millis(self.0.saturating_sub(earlier.0))
+        Duration::from_micros(self.0.saturating_sub(earlier.0))
     }
 }
 
@@ -60,7 +73,17 @@ impl core::ops::Add<Duration> for Instant {
 
 impl fmt::Display for Instant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{:03}s", self.0 / 1000, self.0 % 1000)
+        write!(f, "{}.{:03}s", self.0 / 1_000_000, self.0 / 1000 % 1000)
+    }
+}
+
+/// Whole microseconds of a duration, saturating (smaller parts round down).
+pub(crate) const fn duration_micros(duration: Duration) -> u64 {
+    let micros = duration.as_micros();
+    if micros > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        micros as u64
     }
 }
 
@@ -90,7 +113,7 @@ pub(crate) const fn duration_millis(duration: Duration) -> u64 {
 ///
 /// impl Clock for StdClock {
 ///     fn now(&self) -> Instant {
-///         Instant::from_millis(self.0.elapsed().as_millis() as u64)
+///         Instant::from_micros(self.0.elapsed().as_micros() as u64)
 ///     }
 /// }
 ///
@@ -175,7 +198,7 @@ impl ManualClock {
     /// Moves the clock forward by `by` (saturating).
     pub fn advance(&self, by: Duration) {
         self.now
-            .lock(|now| now.set(now.get().saturating_add(duration_millis(by))));
+            .lock(|now| now.set(now.get().saturating_add(duration_micros(by))));
     }
 
     /// Sets the clock to `to`, if that is not earlier than it shows (clocks never go back).
@@ -254,7 +277,7 @@ impl Default for StdClock {
 #[cfg(feature = "std")]
 impl Clock for StdClock {
     fn now(&self) -> Instant {
-        Instant::from_millis(u64::try_from(self.base.elapsed().as_millis()).unwrap_or(u64::MAX))
+        Instant::from_micros(u64::try_from(self.base.elapsed().as_micros()).unwrap_or(u64::MAX))
     }
 }
 

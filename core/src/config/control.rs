@@ -47,6 +47,20 @@ pub enum Mode {
     Monitor,
 }
 
+/// How a class whose threshold is reached admits requests (`load.control.admission`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AdmissionMode {
+    /// Every request of the class is rejected while its threshold is reached (Fess; the
+    /// default).
+    #[default]
+    Threshold,
+    /// The threshold arms the class; while armed (and for a cool-off after), its requests
+    /// are admitted while the front end's own in-flight count is under a cap learnt from
+    /// its completions ([`crate::admission`]). Needs [`crate::LoadControl::admit`]'s
+    /// permits.
+    Limit,
+}
+
 /// Where the adaptive gate's local CPU comes from (`adaptive.load.control.source`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CpuSourceKind {
@@ -122,6 +136,14 @@ pub struct ControlConfig {
     /// `adaptive.load.control.source`: where the local CPU comes from. Default
     /// [`CpuSourceKind::Auto`].
     pub adaptive_source: CpuSourceKind,
+    /// `load.control.admission`. Default [`AdmissionMode::Threshold`] (Fess).
+    pub admission: AdmissionMode,
+    /// `load.control.admission.cooloff`: polls a class stays armed after its threshold is
+    /// no longer reached, 2 to 1000. Default 2.
+    pub admission_cooloff: u32,
+    /// `load.control.admission.initial`: the in-flight cap before any completion, and its
+    /// least value after, 1 to 1,000,000. Default 8.
+    pub admission_initial: u32,
     /// Where static files live (set in code; no key): by default Fess's rule, a static
     /// extension anywhere excludes a request ([`StaticFiles::Everywhere`]). See
     /// [`StaticFiles`]; fixed at construction of a [`crate::LoadControl`].
@@ -147,6 +169,9 @@ impl ControlConfig {
         retry_after_jitter: 0,
         monitor_jitter: Duration::ZERO,
         adaptive_source: CpuSourceKind::Auto,
+        admission: AdmissionMode::Threshold,
+        admission_cooloff: 2,
+        admission_initial: 8,
         static_files: StaticFiles::Everywhere,
     };
 

@@ -7,8 +7,8 @@ use core::fmt;
 use core::time::Duration;
 
 use super::{
-    ClusterConfig, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig, CpuSourceKind,
-    DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS, Mode, Origin, Smoothing,
+    AdmissionMode, ClusterConfig, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
+    CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS, Mode, Origin, Smoothing,
 };
 use crate::{Secret, Text, Threshold};
 
@@ -52,6 +52,12 @@ pub const RETRY_AFTER_JITTER: &str = "load.control.retry.after.jitter";
 pub const MONITOR_JITTER: &str = "load.control.monitor.jitter";
 /// Where the local CPU comes from: `auto`, `host` or `cgroup`.
 pub const ADAPTIVE_SOURCE: &str = "adaptive.load.control.source";
+/// `threshold` (Fess) or `limit` (an in-flight cap while the threshold is reached).
+pub const ADMISSION: &str = "load.control.admission";
+/// Polls a class stays armed after its threshold is no longer reached.
+pub const ADMISSION_COOLOFF: &str = "load.control.admission.cooloff";
+/// The in-flight cap before any completion, and its least value after.
+pub const ADMISSION_INITIAL: &str = "load.control.admission.initial";
 
 /// One configuration key: its name, environment variable, restart rule and documentation,
 /// and how its value is read, checked and shown.
@@ -309,7 +315,7 @@ fn render(key: &Key, config: &Config) -> heapless::String<1024> {
 }
 
 /// Every key, in the order files are applied (`load.control.smoothing` before its `tau`).
-pub const TABLE: [Key; 20] = [
+pub const TABLE: [Key; 23] = [
     Key {
         name: WEB_LOAD_CONTROL,
         variable: None,
@@ -676,6 +682,59 @@ pub const TABLE: [Key; 20] = [
                     CpuSourceKind::Cgroup => "cgroup",
                 })
             },
+        }),
+    },
+    Key {
+        name: ADMISSION,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "threshold (Fess: reject the class), or limit (an in-flight cap while armed)",
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.admission = match choice(v, "threshold|limit")? {
+                    0 => AdmissionMode::Threshold,
+                    _ => AdmissionMode::Limit,
+                };
+                Ok(())
+            },
+            check: |_| Ok(()),
+            show: |c, _, f| {
+                f.write_str(match c.admission {
+                    AdmissionMode::Threshold => "threshold",
+                    AdmissionMode::Limit => "limit",
+                })
+            },
+        }),
+    },
+    Key {
+        name: ADMISSION_COOLOFF,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "polls a class stays armed after its threshold is no longer reached (2 to 1000)",
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.admission_cooloff = ranged(v, 2, 1000)?;
+                Ok(())
+            },
+            check: |c| within(c.admission_cooloff, 2, 1000),
+            show: |c, _, f| write!(f, "{}", c.admission_cooloff),
+        }),
+    },
+    Key {
+        name: ADMISSION_INITIAL,
+        variable: None,
+        restart: false,
+        secret: false,
+        doc: "the in-flight cap before any completion, and its least value (1 to 1000000)",
+        field: Field::Control(Access {
+            set: |c, v| {
+                c.admission_initial = ranged(v, 1, 1_000_000)?;
+                Ok(())
+            },
+            check: |c| within(c.admission_initial, 1, 1_000_000),
+            show: |c, _, f| write!(f, "{}", c.admission_initial),
         }),
     },
 ];

@@ -15,7 +15,7 @@ mod url;
 
 use apply::{Apply, apply_entries};
 pub use cluster::ClusterConfig;
-pub use control::{ControlConfig, CpuSourceKind, FailurePolicy, Mode, Smoothing};
+pub use control::{AdmissionMode, ControlConfig, CpuSourceKind, FailurePolicy, Mode, Smoothing};
 pub use error::{ConfigError, ConfigErrorKind, Origin};
 pub use url::{ClusterUrls, NodeUrl, UrlError};
 

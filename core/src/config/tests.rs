@@ -688,7 +688,9 @@ fn reloadable_keeps_exactly_the_restart_keys() {
         load.control.smoothing=ewma\nload.control.smoothing.tau=7\n\
         load.control.enter.samples=8\nload.control.exit.margin=9\nload.control.min.hold=10\n\
         load.control.mode=monitor\nload.control.retry.after.jitter=11\n\
-        load.control.monitor.jitter=12\nadaptive.load.control.source=cgroup\n";
+        load.control.monitor.jitter=12\nadaptive.load.control.source=cgroup\n\
+        load.control.admission=limit\nload.control.admission.cooloff=5\n\
+        load.control.admission.initial=32\n";
     let new = parse(every);
     let running = Config::new();
     // The test file sets every key to a non-default value.

@@ -5,11 +5,12 @@ use core::fmt;
 
 use embassy_sync::blocking_mutex::CriticalSectionMutex;
 
+use crate::admission::{Admission, AdmissionStats, Limiter, Permit, Ticket};
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use crate::policy::{Hysteresis, Outcome, Signal, SignalPolicy};
 use crate::{
-    ControlConfig, CpuGauge, CpuPercent, FailurePolicy, Instant, Mode, Reading, Route, StaticFiles,
-    Threshold, classify_bytes_with,
+    AdmissionMode, Clock, ControlConfig, CpuGauge, CpuPercent, FailurePolicy, Instant, Mode,
+    Reading, Route, StaticFiles, Threshold, classify_bytes_with,
 };
 
 mod rejections;
@@ -53,6 +54,8 @@ pub struct Settings {
     pub api_threshold: Threshold,
     /// Enforce or only monitor.
     pub mode: Mode,
+    /// How a class whose threshold is reached admits requests.
+    pub admission: AdmissionMode,
 }
 
 /// The state behind the hot-path word, kept by the monitor side only.
@@ -62,6 +65,28 @@ struct SignalCell {
     signal: Signal,
     web: Hysteresis,
     api: Hysteresis,
+    /// In the limit mode: polls each class (web, API) stays armed after its threshold is
+    /// no longer reached, and the cool-off to start again from.
+    cooling: [u32; 2],
+    cooloff: u32,
+}
+
+impl SignalCell {
+    /// Whether a class (`api` or web) is armed after a poll that left it `rejecting` by
+    /// Fess's rule: while it is, and for the cool-off after; a failed poll disarms at once.
+    fn armed(&mut self, api: bool, rejecting: bool, failed: bool) -> bool {
+        let cooling = &mut self.cooling[usize::from(api)];
+        if rejecting {
+            *cooling = self.cooloff;
+            return true;
+        }
+        if failed || *cooling == 0 {
+            *cooling = 0;
+            return false;
+        }
+        *cooling -= 1;
+        true
+    }
 }
 
 /// HTTP request load control: the decisions. Thresholds per class, the cluster CPU they
@@ -114,6 +139,8 @@ pub struct LoadControl {
     retry: RetryAfter,
     /// Where the static-extension rule applies; fixed at construction.
     static_files: StaticFiles,
+    /// The limit mode's in-flight count, cap and window (idle in the threshold mode).
+    limiter: Limiter,
 }
 
 impl LoadControl {
@@ -143,6 +170,7 @@ impl LoadControl {
                     !web.is_off() && (web_state.rejecting || closed),
                     !api.is_off() && (api_state.rejecting || closed),
                     config.mode,
+                    config.admission,
                 )
                 .0,
             ),
@@ -153,10 +181,13 @@ impl LoadControl {
                 signal: Signal::NEW,
                 web: web_state,
                 api: api_state,
+                cooling: [0, 0],
+                cooloff: config.admission_cooloff,
             })),
             rejected: RejectionCounters::new(),
             retry: RetryAfter::new(config.retry_after, config.retry_after_jitter),
             static_files: config.static_files,
+            limiter: Limiter::new(config.admission_initial),
         }
     }
 
@@ -202,8 +233,12 @@ impl LoadControl {
         if self.latch.load(Ordering::Relaxed) == IDLE {
             self.trip_latch();
         }
-        if word & reject_bit == 0 {
+        // One test for both modes: neither rejecting nor counted against a cap.
+        if word & (reject_bit | Word::LIMIT) == 0 {
             return Decision::Allow;
+        }
+        if word & Word::LIMIT != 0 {
+            return self.check_limited(Word(word), route);
         }
         self.reject(Word(word), route)
     }
@@ -227,12 +262,159 @@ impl LoadControl {
         if self.latch.load(Ordering::Relaxed) == IDLE {
             self.trip_latch();
         }
+        if word.limit() {
+            // The stricter class: the API's if it is armed, else the web's.
+            let route = if api && (word.rejecting(true) || !web) {
+                Route::Api
+            } else {
+                Route::Web
+            };
+            return self.check_limited(word, route);
+        }
         if api && word.rejecting(true) {
             self.reject(word, Route::Api)
         } else if web && word.rejecting(false) {
             self.reject(word, Route::Web)
         } else {
             Decision::Allow
+        }
+    }
+
+    /// [`LoadControl::check`] in the limit mode: the decision [`LoadControl::admit`] would
+    /// make at the present in-flight count, without counting the request.
+    #[cold]
+    fn check_limited(&self, word: Word, route: Route) -> Decision {
+        // No clock here: the probe's halving is for counted admissions only.
+        let limit = self.limiter.limit(self.armed(word, route), None);
+        if self.limiter.in_flight() < limit {
+            Decision::Allow
+        } else {
+            self.reject(word, route)
+        }
+    }
+
+    /// Whether `route` (web or API; ambiguous: either) is armed in `word`.
+    #[inline]
+    fn armed(&self, word: Word, route: Route) -> bool {
+        match route {
+            Route::Api => word.rejecting(true),
+            Route::Ambiguous => word.rejecting(true) || word.rejecting(false),
+            _ => word.rejecting(false),
+        }
+    }
+
+    /// Admits a request by its target, with a permit to hold while it is served: the
+    /// decision of [`LoadControl::check`], plus, in the limit mode
+    /// ([`AdmissionMode::Limit`]), the in-flight count. Dropping the permit counts the
+    /// request out and records its latency on `clock` ([`crate::admission`]).
+    ///
+    /// # Performance
+    ///
+    /// In Fess's mode, what [`LoadControl::check`] costs: the permit holds nothing and its
+    /// drop does nothing. In the limit mode, an atomic increment and a clock read when
+    /// admitted, and at the drop a clock read, a decrement and two additions; no lock and
+    /// no allocation.
+    #[inline]
+    pub fn admit<'a, C: Clock + ?Sized>(
+        &'a self,
+        target: &str,
+        clock: &'a C,
+    ) -> Admission<Permit<'a, C>> {
+        self.admit_route(
+            classify_bytes_with(target.as_bytes(), self.static_files),
+            clock,
+        )
+    }
+
+    /// [`LoadControl::admit`] for a request already classified.
+    #[inline]
+    pub fn admit_route<'a, C: Clock + ?Sized>(
+        &'a self,
+        route: Route,
+        clock: &'a C,
+    ) -> Admission<Permit<'a, C>> {
+        match self.acquire(route, clock) {
+            Ok(ticket) => Admission::Admitted(Permit::new(self, clock, ticket)),
+            Err(route) => Admission::Rejected(route),
+        }
+    }
+
+    /// The building block of the permits: admits `route` as [`LoadControl::admit_route`]
+    /// does, reading `clock` only when the request is counted; the caller must hand the
+    /// ticket to [`LoadControl::release`] when the request completes.
+    ///
+    /// # Errors
+    ///
+    /// The class to answer with the busy response when the request is rejected.
+    #[inline]
+    pub fn acquire<C: Clock + ?Sized>(&self, route: Route, clock: &C) -> Result<Ticket, Route> {
+        let word = self.word();
+        if !word.limit() {
+            return match self.check_route(route) {
+                Decision::Allow => Ok(Ticket::UNCOUNTED),
+                Decision::Reject(route) => Err(route),
+            };
+        }
+        self.acquire_limited(word, route, clock)
+    }
+
+    /// [`LoadControl::acquire`] in the limit mode.
+    fn acquire_limited<C: Clock + ?Sized>(
+        &self,
+        word: Word,
+        route: Route,
+        clock: &C,
+    ) -> Result<Ticket, Route> {
+        let (web, api) = (
+            !word.threshold(false).is_off(),
+            !word.threshold(true).is_off(),
+        );
+        let route = match route {
+            Route::Excluded => return Ok(Ticket::UNCOUNTED),
+            Route::Web if !web => return Ok(Ticket::UNCOUNTED),
+            Route::Api if !api => return Ok(Ticket::UNCOUNTED),
+            Route::Ambiguous if !web && !api => return Ok(Ticket::UNCOUNTED),
+            Route::Ambiguous if api && (word.rejecting(true) || !web) => Route::Api,
+            Route::Ambiguous => Route::Web,
+            route => route,
+        };
+        if self.latch.load(Ordering::Relaxed) == IDLE {
+            self.trip_latch();
+        }
+        let now = clock.now();
+        let limit = self.limiter.limit(self.armed(word, route), Some(now));
+        if self.limiter.try_enter(limit) {
+            return Ok(Ticket::counted(now));
+        }
+        self.rejected.count(route);
+        if word.monitor() {
+            // Monitor mode: counted as a rejection, admitted, and in flight all the same.
+            self.limiter.enter();
+            return Ok(Ticket::counted(now));
+        }
+        Err(route)
+    }
+
+    /// Counts out a request admitted with `ticket` that completed at `now`, recording its
+    /// latency (nothing for an uncounted ticket).
+    pub fn release(&self, mut ticket: Ticket, now: Instant) {
+        if let Some(started) = ticket.take() {
+            self.limiter.leave(started, now);
+        }
+    }
+
+    /// The limit mode's state: whether each class is armed, the cap, the requests in
+    /// flight, the completions.
+    #[must_use]
+    pub fn admission(&self) -> AdmissionStats {
+        let word = self.word();
+        AdmissionStats {
+            armed_web: word.rejecting(false),
+            armed_api: word.rejecting(true),
+            cap: self.limiter.cap(),
+            learned: self.limiter.learned(),
+            in_flight: self.limiter.in_flight(),
+            completed: self.limiter.completed(),
         }
     }
 
@@ -281,12 +463,17 @@ impl LoadControl {
             let (effective, _raw) = state.signal.update(now, outcome, &state.policy);
             self.gauge.store(effective);
             let word = self.word();
-            let web = state
+            let mut web = state
                 .web
                 .update(now, effective, word.threshold(false), &state.policy);
-            let api = state
+            let mut api = state
                 .api
                 .update(now, effective, word.threshold(true), &state.policy);
+            if word.limit() {
+                let failed = matches!(outcome, Outcome::Failed);
+                web = !word.threshold(false).is_off() && state.armed(false, web, failed);
+                api = !word.threshold(true).is_off() && state.armed(true, api, failed);
+            }
             let next = word.with_rejecting(web, api);
             if next != word {
                 self.word.store(next.0, Ordering::Release);
@@ -326,7 +513,8 @@ impl LoadControl {
     }
 
     /// Applies new settings at run time: thresholds, mode, failure policy, staleness,
-    /// smoothing, hysteresis and `Retry-After`. Requests see the new thresholds and mode
+    /// smoothing, hysteresis, `Retry-After` and the admission mode and its settings
+    /// (requests admitted before a switch to the limit mode are not counted). Requests see the new thresholds and mode
     /// at once, all together. A class whose threshold changed starts afresh from the
     /// current CPU; a change of smoothing restarts it from the next sample. The static-file
     /// prefixes stay as constructed. Returns (and logs) the classes whose state changed.
@@ -338,6 +526,10 @@ impl LoadControl {
                 state.signal.reset_smoothing();
             }
             state.policy = policy;
+            state.cooloff = config.admission_cooloff;
+            if config.admission != AdmissionMode::Limit {
+                state.cooling = [0, 0];
+            }
             let old = self.word();
             let cpu = self.gauge.cpu();
             let rejecting = |api: bool, threshold: Threshold, class: &mut Hysteresis| {
@@ -360,7 +552,9 @@ impl LoadControl {
                 web,
                 api,
                 config.mode,
+                config.admission,
             );
+            self.limiter.set_floor(config.admission_initial);
             self.word.store(next.0, Ordering::Release);
             self.retry
                 .set(config.retry_after, config.retry_after_jitter);
@@ -461,6 +655,7 @@ impl fmt::Debug for LoadControl {
             .field("start_requested", &self.start_requested())
             .field("rejected_web", &self.rejected(Route::Web))
             .field("rejected_api", &self.rejected(Route::Api))
+            .field("admission", &self.admission())
             .finish_non_exhaustive()
     }
 }

@@ -1,11 +1,11 @@
 //! The hot-path word: everything a request decision reads, in one atomic load.
 
-use crate::{Mode, Route, Threshold};
+use crate::{AdmissionMode, Mode, Route, Threshold};
 
 use super::{Settings, Transitions};
 
 /// Both thresholds (Fess's integers clamped to `0..=100`, 100 meaning off), whether each
-/// class is rejected now, and the mode. Everything a request needs is one relaxed load of
+/// class is rejected (in the limit mode: armed) now, the mode and the admission mode. Everything a request needs is one relaxed load of
 /// it, and a reconfiguration is one store: readers see the old settings or the new, never a
 /// mix.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -17,6 +17,8 @@ impl Word {
     pub(super) const REJECT_WEB: u32 = 1 << 16;
     pub(super) const REJECT_API: u32 = 1 << 17;
     const MONITOR: u32 = 1 << 18;
+    /// `load.control.admission=limit`: admitted requests are counted against a cap.
+    pub(super) const LIMIT: u32 = 1 << 19;
 
     pub(super) const fn new(
         web: Threshold,
@@ -24,6 +26,7 @@ impl Word {
         reject_web: bool,
         reject_api: bool,
         mode: Mode,
+        admission: AdmissionMode,
     ) -> Word {
         Word(
             (web.get() as u32) << Self::WEB_SHIFT
@@ -33,8 +36,17 @@ impl Word {
                 | match mode {
                     Mode::Enforce => 0,
                     Mode::Monitor => Self::MONITOR,
+                }
+                | match admission {
+                    AdmissionMode::Threshold => 0,
+                    AdmissionMode::Limit => Self::LIMIT,
                 },
         )
+    }
+
+    #[inline]
+    pub(super) const fn limit(self) -> bool {
+        self.0 & Self::LIMIT != 0
     }
 
     /// The threshold of the web (`api == false`) or API class.
@@ -83,6 +95,11 @@ impl Word {
                 Mode::Monitor
             } else {
                 Mode::Enforce
+            },
+            admission: if self.limit() {
+                AdmissionMode::Limit
+            } else {
+                AdmissionMode::Threshold
             },
         }
     }

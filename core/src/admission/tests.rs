@@ -1,0 +1,191 @@
+//! The permits and the limit mode, on a manual clock.
+
+use core::time::Duration;
+use std::vec::Vec;
+
+use super::*;
+use crate::{
+    AdmissionMode, ControlConfig, CpuPercent, Decision, ManualClock, Mode, Outcome, Threshold,
+};
+
+fn limit_config(web: i32, api: i32) -> ControlConfig {
+    let mut config = ControlConfig::new();
+    config.web_threshold = Threshold::from_fess(web);
+    config.api_threshold = Threshold::from_fess(api);
+    config.admission = AdmissionMode::Limit;
+    config.admission_initial = 2;
+    config
+}
+
+fn poll(control: &LoadControl, clock: &ManualClock, cpu: u8) {
+    clock.advance(Duration::from_secs(1));
+    let _ = control.update(clock.now(), Outcome::Sample(CpuPercent::new(cpu)));
+}
+
+#[test]
+fn in_fess_mode_a_permit_counts_nothing_and_admits_as_check_does() {
+    let control = LoadControl::new(70, 80);
+    let clock = ManualClock::new(Instant::ZERO);
+    let permit = control
+        .admit("/search", &clock)
+        .permit()
+        .expect("admitted at 0 %");
+    assert!(!permit.is_counted());
+    assert_eq!(control.admission().in_flight, 0);
+    poll(&control, &clock, 75);
+    assert!(matches!(
+        control.admit("/search", &clock),
+        Admission::Rejected(Route::Web)
+    ));
+    assert!(control.admit("/api/v1/x", &clock).is_admitted());
+    drop(permit);
+    assert_eq!(control.admission().completed, 0);
+}
+
+#[test]
+fn disarmed_the_ceiling_is_twice_the_cap_and_armed_the_cap() {
+    let control = LoadControl::from_config(&limit_config(70, 100));
+    let clock = ManualClock::new(Instant::ZERO);
+    // Disarmed: the ceiling of the initial cap of 2, 2 x 2 + 3 sqrt(4) = 10.
+    let held: Vec<_> = (0..10)
+        .map(|_| {
+            control
+                .admit("/search", &clock)
+                .permit()
+                .expect("under the ceiling")
+        })
+        .collect();
+    assert!(held.iter().all(Permit::is_counted));
+    assert!(matches!(
+        control.admit("/search", &clock),
+        Admission::Rejected(Route::Web)
+    ));
+    assert_eq!(control.check("/search"), Decision::Reject(Route::Web));
+    // Excluded and uncontrolled requests are never counted nor refused.
+    for target in ["/admin/", "/css/a.css", "/api/v1/documents"] {
+        let permit = control.admit(target, &clock).permit().expect(target);
+        assert!(!permit.is_counted(), "{target}");
+    }
+    drop(held);
+    // Armed: the cap itself.
+    poll(&control, &clock, 90);
+    assert!(control.admission().armed_web);
+    let held: Vec<_> = (0..2)
+        .map(|_| {
+            control
+                .admit("/search", &clock)
+                .permit()
+                .expect("under the cap")
+        })
+        .collect();
+    assert!(!control.admit("/search", &clock).is_admitted());
+    assert_eq!(control.admission().in_flight, 2);
+    drop(held);
+    assert_eq!(control.admission().in_flight, 0);
+    assert_eq!(control.rejected(Route::Web), 3);
+    // A probe, the first 200 ms of every 10 s: half the cap, never below the floor (2).
+    clock.set(Instant::from_secs(10));
+    let held: Vec<_> = (0..2)
+        .filter_map(|_| control.admit("/search", &clock).permit())
+        .collect();
+    assert_eq!(held.len(), 2);
+}
+
+#[test]
+fn a_class_stays_armed_for_the_cool_off_and_a_failed_poll_disarms() {
+    let control = LoadControl::from_config(&limit_config(70, 100));
+    let clock = ManualClock::new(Instant::ZERO);
+    let armed = |control: &LoadControl| control.admission().armed_web;
+    poll(&control, &clock, 80);
+    assert!(armed(&control));
+    poll(&control, &clock, 10);
+    poll(&control, &clock, 10);
+    assert!(armed(&control), "two polls of cool-off");
+    poll(&control, &clock, 10);
+    assert!(!armed(&control));
+    poll(&control, &clock, 80);
+    let _ = control.update(clock.now(), Outcome::Failed);
+    assert!(!armed(&control), "fail-open: a failed poll disarms at once");
+}
+
+#[test]
+fn the_api_class_keeps_its_later_threshold() {
+    let control = LoadControl::from_config(&limit_config(70, 90));
+    let clock = ManualClock::new(Instant::ZERO);
+    poll(&control, &clock, 80);
+    let stats = control.admission();
+    assert!(stats.armed_web && !stats.armed_api);
+    let web: Vec<_> = (0..2)
+        .filter_map(|_| control.admit("/search", &clock).permit())
+        .collect();
+    assert_eq!(web.len(), 2);
+    assert!(
+        !control.admit("/search", &clock).is_admitted(),
+        "web: at its cap"
+    );
+    // The API class, disarmed, may still reach the ceiling of 10 in flight.
+    let api: Vec<_> = (0..8)
+        .filter_map(|_| control.admit("/api/v1/x", &clock).permit())
+        .collect();
+    assert_eq!(api.len(), 8);
+    assert!(!control.admit("/api/v1/x", &clock).is_admitted());
+}
+
+#[test]
+fn the_cap_is_learnt_from_completions() {
+    let mut config = limit_config(70, 100);
+    config.admission_initial = 1;
+    let control = LoadControl::from_config(&config);
+    let clock = ManualClock::new(Instant::ZERO);
+    // 100 ms buckets: each sees 10 requests that take 50 ms, 2 in flight at a time.
+    for _ in 0..30 {
+        let a = control.admit("/search", &clock).permit().expect("a");
+        clock.advance(Duration::from_millis(5));
+        let b = control.admit("/search", &clock).permit();
+        clock.advance(Duration::from_millis(45));
+        drop(a);
+        drop(b);
+        clock.advance(Duration::from_millis(0));
+    }
+    let stats = control.admission();
+    assert!(stats.learned);
+    // ~20 completions a second... per 100 ms bucket: about 4 of ~45-50 ms: 40/s x 45 ms.
+    assert!((1..=3).contains(&stats.cap), "{stats:?}");
+    assert_eq!(stats.in_flight, 0);
+}
+
+#[test]
+fn monitor_mode_counts_would_be_rejections_and_admits() {
+    let mut config = limit_config(70, 100);
+    config.mode = Mode::Monitor;
+    let control = LoadControl::from_config(&config);
+    let clock = ManualClock::new(Instant::ZERO);
+    let held: Vec<_> = (0..12)
+        .map(|_| {
+            control
+                .admit("/search", &clock)
+                .permit()
+                .expect("monitor admits")
+        })
+        .collect();
+    assert_eq!(control.admission().in_flight, 12);
+    assert_eq!(control.rejected(Route::Web), 2);
+    drop(held);
+}
+
+#[test]
+fn a_permit_is_send_and_sync_and_tickets_release_by_hand() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    let control = LoadControl::from_config(&limit_config(70, 100));
+    let clock = ManualClock::new(Instant::ZERO);
+    let permit = control.admit("/search", &clock).permit().expect("admitted");
+    send_sync(&permit);
+    drop(permit);
+    let ticket = control.acquire(Route::Web, &clock).expect("admitted");
+    assert!(ticket.is_counted());
+    assert_eq!(control.admission().in_flight, 1);
+    control.release(ticket, clock.now());
+    assert_eq!(control.admission().in_flight, 0);
+    control.release(Ticket::UNCOUNTED, clock.now());
+    assert_eq!(control.admission().in_flight, 0);
+}

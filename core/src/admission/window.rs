@@ -1,0 +1,257 @@
+//! The front end's own completions over a rolling window, and the in-flight cap they give
+//! by Little's law.
+
+use crate::Instant;
+use crate::atomic::{AtomicU32, Ordering};
+
+/// Buckets in the window.
+pub(crate) const BUCKETS: usize = 10;
+/// One bucket's span, in milliseconds: the window is one second, a poll's worth.
+pub(crate) const BUCKET_MS: u64 = 100;
+/// Seconds of latencies kept: the latency the cap assumes is the least per-bucket mean of
+/// them, a latency without a queue as long as one of their buckets had none.
+pub(crate) const SECONDS: usize = 10;
+/// Latencies are summed in units of 100 µs, each clamped to a minute, so that a bucket's
+/// sum stays within 32 bits (40,000 completions of a minute each).
+const TICK_US: u64 = 100;
+const MAX_TICKS: u32 = 600_000;
+
+/// One bucket: which bucket of time it holds, its completions and their summed latency.
+struct Bucket {
+    /// The bucket's number (`ms / BUCKET_MS`), plus one; 0 is "never used".
+    epoch: AtomicU32,
+    completions: AtomicU32,
+    ticks: AtomicU32,
+}
+
+impl Bucket {
+    const fn new() -> Bucket {
+        Bucket {
+            epoch: AtomicU32::new(0),
+            completions: AtomicU32::new(0),
+            ticks: AtomicU32::new(0),
+        }
+    }
+
+    /// The mean latency of its completions, in microseconds; `None` without any.
+    fn mean_us(&self) -> Option<u32> {
+        let completions = self.completions.load(Ordering::Relaxed);
+        if completions == 0 {
+            return None;
+        }
+        let ticks = u64::from(self.ticks.load(Ordering::Relaxed)) / u64::from(completions);
+        Some(u32::try_from(ticks.max(1) * TICK_US).unwrap_or(u32::MAX))
+    }
+}
+
+/// One second's least per-bucket mean latency.
+struct Second {
+    /// The second's number plus one; 0 is "never used".
+    epoch: AtomicU32,
+    mean_us: AtomicU32,
+}
+
+impl Second {
+    const fn new() -> Second {
+        Second {
+            epoch: AtomicU32::new(0),
+            mean_us: AtomicU32::new(0),
+        }
+    }
+}
+
+/// What the window says the cluster serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Estimate {
+    /// Completions per second in the busiest bucket of the last second.
+    pub(crate) rate_per_s: u32,
+    /// The least per-second mean latency of the last [`SECONDS`] seconds (the least
+    /// per-bucket mean of the last second before a whole second is known), in microseconds.
+    pub(crate) latency_us: u32,
+}
+
+impl Estimate {
+    /// Little's law: the requests in flight at that rate and latency, rounded up.
+    pub(crate) fn in_flight(self) -> u32 {
+        let product = u64::from(self.rate_per_s) * u64::from(self.latency_us);
+        u32::try_from(product.div_ceil(1_000_000)).unwrap_or(u32::MAX)
+    }
+}
+
+/// Completions in the last [`BUCKETS`] buckets of [`BUCKET_MS`], lock-free: a completion
+/// adds to its bucket; the first completion of a new bucket resets it, and is told so, to
+/// recompute the cap from the buckets that are complete. Each second's mean latency is kept
+/// for [`SECONDS`] seconds.
+pub(crate) struct Window {
+    buckets: [Bucket; BUCKETS],
+    seconds: [Second; SECONDS],
+}
+
+/// Buckets in a second.
+const PER_SECOND: u32 = (1000 / BUCKET_MS) as u32;
+
+impl Window {
+    pub(crate) const fn new() -> Window {
+        Window {
+            buckets: [const { Bucket::new() }; BUCKETS],
+            seconds: [const { Second::new() }; SECONDS],
+        }
+    }
+
+    /// Keeps the least per-bucket mean latency of the last whole second before bucket
+    /// `epoch`, once.
+    fn close_second(&self, epoch: u32) {
+        // Buckets are numbered from 1: bucket `e` covers `[(e - 1), e) x 100 ms`.
+        let second = (epoch - 1) / PER_SECOND; // the second `epoch` is in
+        if second == 0 {
+            return;
+        }
+        let closing = second; // the previous second, plus one
+        let slot = &self.seconds[closing as usize % SECONDS];
+        let seen = slot.epoch.load(Ordering::Acquire);
+        if seen == closing
+            || slot
+                .epoch
+                .compare_exchange(seen, closing, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            return;
+        }
+        let least = self
+            .buckets
+            .iter()
+            .filter(|bucket| {
+                let epoch = bucket.epoch.load(Ordering::Acquire);
+                epoch != 0 && (epoch - 1) / PER_SECOND == second - 1
+            })
+            .filter_map(Bucket::mean_us)
+            .min()
+            .unwrap_or(0);
+        slot.mean_us.store(least, Ordering::Relaxed);
+    }
+
+    /// The bucket number of `at`, plus one (so that 0 means unused); wraps after 13 years.
+    fn epoch(at: Instant) -> u32 {
+        ((at.as_millis() / BUCKET_MS) as u32).wrapping_add(1)
+    }
+
+    /// Records a completion at `now` that took `latency_us`; returns whether it opened a new
+    /// bucket (then the caller recomputes the estimate).
+    pub(crate) fn record(&self, now: Instant, latency_us: u64) -> bool {
+        let epoch = Self::epoch(now);
+        let bucket = &self.buckets[epoch as usize % BUCKETS];
+        let seen = bucket.epoch.load(Ordering::Acquire);
+        let opened = seen != epoch
+            && bucket
+                .epoch
+                .compare_exchange(seen, epoch, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok();
+        if opened {
+            // The second before this bucket's, if it just ended, is complete: keep its mean
+            // before its buckets are reused.
+            self.close_second(epoch);
+            // Completions that race with the reset may be lost or kept: a bucket is an
+            // estimate, and only its winner resets it.
+            bucket.completions.store(0, Ordering::Relaxed);
+            bucket.ticks.store(0, Ordering::Relaxed);
+        }
+        let ticks = u32::try_from(latency_us.div_ceil(TICK_US))
+            .unwrap_or(MAX_TICKS)
+            .min(MAX_TICKS);
+        bucket.completions.fetch_add(1, Ordering::Relaxed);
+        bucket.ticks.fetch_add(ticks, Ordering::Relaxed);
+        opened
+    }
+
+    /// The busiest complete bucket's rate and the smallest complete bucket's mean latency,
+    /// over the buckets before the one of `now`; `None` when none of them has a completion.
+    pub(crate) fn estimate(&self, now: Instant) -> Option<Estimate> {
+        let current = Self::epoch(now);
+        let (mut most, mut least_ticks): (u32, Option<u64>) = (0, None);
+        for bucket in &self.buckets {
+            let epoch = bucket.epoch.load(Ordering::Acquire);
+            let age = current.wrapping_sub(epoch);
+            if epoch == 0 || age == 0 || age as usize > BUCKETS {
+                continue;
+            }
+            let completions = bucket.completions.load(Ordering::Relaxed);
+            if completions == 0 {
+                continue;
+            }
+            let mean = u64::from(bucket.ticks.load(Ordering::Relaxed)) / u64::from(completions);
+            most = most.max(completions);
+            least_ticks = Some(least_ticks.map_or(mean, |least| least.min(mean)));
+        }
+        let least_ticks = least_ticks?;
+        let this_second = (current - 1) / PER_SECOND + 1;
+        let least_second = self
+            .seconds
+            .iter()
+            .filter_map(|second| {
+                let epoch = second.epoch.load(Ordering::Acquire);
+                let age = this_second.wrapping_sub(epoch);
+                let mean = second.mean_us.load(Ordering::Relaxed);
+                (epoch != 0 && age as usize <= SECONDS && mean != 0).then_some(mean)
+            })
+            .min();
+        Some(Estimate {
+            rate_per_s: most.saturating_mul(PER_SECOND),
+            latency_us: {
+                let window = u32::try_from(least_ticks.max(1) * TICK_US).unwrap_or(u32::MAX);
+                least_second.map_or(window, |second| second.min(window))
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Instant {
+        Instant::from_millis(n)
+    }
+
+    #[test]
+    fn the_estimate_is_the_busiest_rate_and_the_least_mean_latency_of_complete_buckets() {
+        let window = Window::new();
+        assert_eq!(window.estimate(ms(0)), None);
+        // Bucket 0: 3 completions of 20 ms; bucket 1: 5 of 40 ms; bucket 2 is current.
+        for _ in 0..3 {
+            window.record(ms(10), 20_000);
+        }
+        for _ in 0..5 {
+            window.record(ms(150), 40_000);
+        }
+        window.record(ms(250), 1_000);
+        let estimate = window.estimate(ms(250)).unwrap();
+        assert_eq!(estimate.rate_per_s, 50, "5 in 100 ms");
+        assert_eq!(estimate.latency_us, 20_000, "the least mean");
+        assert_eq!(estimate.in_flight(), 1);
+        // A second later the first two buckets are out of the window, then the third.
+        assert_eq!(window.estimate(ms(1_200)).unwrap().rate_per_s, 10);
+        assert_eq!(window.estimate(ms(1_300)), None);
+    }
+
+    #[test]
+    fn a_reused_slot_starts_over_and_says_so() {
+        let window = Window::new();
+        assert!(window.record(ms(0), 1_000));
+        assert!(!window.record(ms(50), 1_000));
+        // The same slot, one window later.
+        assert!(window.record(ms(1_000), 9_000));
+        let estimate = window.estimate(ms(1_100)).unwrap();
+        assert_eq!((estimate.rate_per_s, estimate.latency_us), (10, 9_000));
+    }
+
+    #[test]
+    fn huge_latencies_saturate_instead_of_wrapping() {
+        let window = Window::new();
+        for _ in 0..1000 {
+            window.record(ms(0), u64::MAX);
+        }
+        let estimate = window.estimate(ms(100)).unwrap();
+        assert_eq!(estimate.latency_us, 60_000_000);
+        assert_eq!(estimate.in_flight(), 600_000);
+    }
+}
