@@ -1,12 +1,15 @@
 //! A tower layer: the load-control check in front of any `http` service.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures::future::{Either, Ready, ready};
 use http::{Request, Response};
-use load_runtime::{CpuSource, Decision};
+use load_runtime::{Admission, CpuSource, RequestPermit};
+use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -90,6 +93,11 @@ impl<Svc, S> Layer<Svc> for LoadControlLayer<S> {
 /// request goes to the inner service untouched. The first controlled request starts the
 /// cluster monitor through the guard, exactly once.
 ///
+/// With `load.control.admission=limit`, the admitted request's permit
+/// ([`load_runtime::RequestPermit`]) is held by the response future until the inner service
+/// answers (the response head; a streamed body is not waited for): the in-flight count the
+/// cap bounds is the requests the inner service is serving.
+///
 /// Fess's static-file rule applies as the guard's configuration says: set
 /// `ControlConfig::static_files` ([`load_runtime::StaticFiles`]) so that a route such as
 /// `/api/v1/documents/{id}` is controlled whatever extension the id ends with.
@@ -128,7 +136,7 @@ where
 {
     type Response = Response<ResBody>;
     type Error = Svc::Error;
-    type Future = Either<Svc::Future, Ready<Result<Response<ResBody>, Svc::Error>>>;
+    type Future = Either<ResponseFuture<Svc::Future>, Ready<Result<Response<ResBody>, Svc::Error>>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -139,11 +147,44 @@ where
             .uri()
             .path_and_query()
             .map_or("", |target| target.as_str());
-        match self.guard.check(target) {
-            Decision::Allow => Either::Left(self.inner.call(request)),
-            Decision::Reject(route) => {
+        match self.guard.admit(target) {
+            Admission::Admitted(permit) => Either::Left(ResponseFuture {
+                inner: self.inner.call(request),
+                permit: Some(permit),
+            }),
+            Admission::Rejected(route) => {
                 Either::Right(ready(Ok(self.guard.busy_http_response(route))))
             }
         }
+    }
+}
+
+pin_project! {
+    /// The inner service's response future, holding the request's permit until it is
+    /// ready.
+    pub struct ResponseFuture<F> {
+        #[pin]
+        inner: F,
+        permit: Option<RequestPermit>,
+    }
+}
+
+impl<F: Future> Future for ResponseFuture<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let output = std::task::ready!(this.inner.poll(cx));
+        // The answer is complete: counted out now, not when the future is dropped.
+        drop(this.permit.take());
+        Poll::Ready(output)
+    }
+}
+
+impl<F> fmt::Debug for ResponseFuture<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponseFuture")
+            .field("permit", &self.permit)
+            .finish_non_exhaustive()
     }
 }

@@ -17,7 +17,7 @@ pub use load_system::SystemSource;
 #[cfg(feature = "tower")]
 mod layer;
 #[cfg(feature = "tower")]
-pub use layer::{LoadControlLayer, LoadControlService};
+pub use layer::{LoadControlLayer, LoadControlService, ResponseFuture};
 
 /// The tokio runtime: spawns on it and sleeps on its timer.
 ///

@@ -97,6 +97,13 @@ async fn serve_with<S: CpuSource + Send + 'static>(
         .route("/search", get(|| async { "search page" }))
         .route("/api/v1/documents", get(|| async { r#"{"docs":[]}"# }))
         .route("/api/v1/documents/{id}", get(|| async { r#"{"doc":{}}"# }))
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                "slow"
+            }),
+        )
         .route("/admin/", get(|| async { "admin" }))
         .route("/admin/{*rest}", get(|| async { "admin" }))
         .route("/login/", get(|| async { "login" }))
@@ -146,6 +153,32 @@ const PATHS: [(&str, Route, &[u8]); 7] = [
     ("/css/style.css", Route::Excluded, b"body{}"),
     ("/js/app.js", Route::Excluded, b"app()"),
 ];
+
+/// `load.control.admission=limit` through the layer: the permit is held while the inner
+/// service answers, so concurrent slow requests beyond the ceiling get 429 and the in-flight
+/// count returns to zero after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_layer_holds_each_permit_while_the_service_answers() {
+    let mut config = config(70, 100);
+    config.admission = load_tokio::AdmissionMode::Limit;
+    config.admission_initial = 2; // disarmed: a ceiling of 2 x 2 + 6 = 10 in flight
+    let dial = Dial::at(10);
+    let guard = LoadGuard::with_source(&config, dial.clone());
+    let addr = serve(guard.clone()).await;
+    let answers: Vec<_> = (0..16)
+        .map(|_| tokio::spawn(async move { get_raw(addr, "/slow").await.status }))
+        .collect();
+    let mut statuses = Vec::new();
+    for answer in answers {
+        statuses.push(answer.await.expect("request"));
+    }
+    let ok = statuses.iter().filter(|s| **s == 200).count();
+    let busy = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!((ok, busy), (10, 6), "{statuses:?}");
+    assert_eq!(guard.control().admission().in_flight, 0);
+    assert_eq!(guard.control().admission().completed, 10);
+    guard.shutdown().await;
+}
 
 /// Found by a newcomer trial on axum: with a route that takes a path parameter, Fess's
 /// static-extension rule let `/api/v1/documents/42.css` reach the API handler at 95 %.

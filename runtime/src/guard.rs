@@ -8,12 +8,12 @@ use load_core::busy::{self, BusyResponse};
 use load_core::history::ClusterHistory;
 use load_core::monitor::{self, ClusterSink, Schedule};
 use load_core::{
-    Clock, ClusterStatus, Config, ControlConfig, CpuPercent, CpuSource, Decision, FromConfig,
-    LoadControl, Role, Route, SetupError, Stats, StdClock,
+    Admission, Clock, ClusterStatus, Config, ControlConfig, CpuPercent, CpuSource, Decision,
+    FromConfig, LoadControl, Role, Route, SetupError, Stats, StdClock, classify_bytes_with,
 };
 
-use crate::Runtime;
 use crate::task::TaskState;
+use crate::{RequestPermit, Runtime};
 
 /// HTTP request load control on a runtime: decides requests and starts the cluster
 /// monitor, lazily, on the first controlled request.
@@ -60,15 +60,15 @@ struct GuardInner<R, S> {
     runtime: R,
 }
 
-/// What the monitor task shares with the handles.
-struct GuardShared {
-    control: LoadControl,
+/// What the monitor task shares with the handles (and counted permits).
+pub(crate) struct GuardShared {
+    pub(crate) control: LoadControl,
     status: ClusterStatus,
     history: ClusterHistory,
     task: TaskState,
     interval: Duration,
     jitter: Duration,
-    clock: StdClock,
+    pub(crate) clock: StdClock,
 }
 
 impl<R: Runtime, S> Clone for LoadGuard<R, S> {
@@ -172,6 +172,57 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
             self.start_monitor();
         }
         decision
+    }
+
+    /// Admits a request with a permit to hold until its answer is complete (see
+    /// [`LoadControl::admit`]): the decision of [`LoadGuard::check`], and, with
+    /// `load.control.admission=limit`, the in-flight count the cap bounds. Starts the
+    /// monitor as `check` does.
+    ///
+    /// ```
+    /// # use load_core::{Config, CpuPercent, FixedSource, AdmissionMode};
+    /// # #[derive(Clone, Default)] struct Rt;
+    /// # impl load_core::Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
+    /// # impl load_runtime::Runtime for Rt { fn spawn(&self, _: impl std::future::Future<Output = ()> + Send + 'static) {} }
+    /// # type LoadGuard<S> = load_runtime::LoadGuard<Rt, S>;
+    /// use load_runtime::Admission;
+    ///
+    /// static CLUSTER: FixedSource = FixedSource::new(CpuPercent::new(10));
+    /// let config = Config::from_properties("web.load.control=70\nload.control.admission=limit")?;
+    /// let guard = LoadGuard::with_source(&config.control, &CLUSTER);
+    /// match guard.admit("/search?q=rust") {
+    ///     Admission::Admitted(permit) => {
+    ///         // ... serve the request, across .await if need be ...
+    ///         drop(permit); // the answer is complete
+    ///     }
+    ///     Admission::Rejected(route) => {
+    ///         let busy = guard.busy_response(route); // 429, Retry-After, body
+    ///         # let _ = busy;
+    ///     }
+    /// }
+    /// # Ok::<(), load_core::ConfigError>(())
+    /// ```
+    ///
+    /// # Performance
+    ///
+    /// In Fess's mode, [`LoadGuard::check`]'s cost: the permit holds nothing. In the limit
+    /// mode, an atomic increment, a clock read and a reference count when admitted, and at
+    /// the drop a clock read, a decrement and two additions: no lock, no allocation.
+    #[inline]
+    pub fn admit(&self, target: &str) -> Admission<RequestPermit> {
+        let shared = &self.inner.shared;
+        let route = classify_bytes_with(target.as_bytes(), shared.control.static_files());
+        let admission = match shared.control.acquire(route, &shared.clock) {
+            Ok(ticket) if ticket.is_counted() => {
+                Admission::Admitted(RequestPermit::counted(Arc::clone(shared), ticket))
+            }
+            Ok(_) => Admission::Admitted(RequestPermit::UNCOUNTED),
+            Err(route) => Admission::Rejected(route),
+        };
+        if shared.control.take_start() {
+            self.start_monitor();
+        }
+        admission
     }
 
     #[cold]

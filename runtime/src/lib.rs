@@ -8,12 +8,14 @@ mod config_file;
 mod guard;
 #[cfg(feature = "http")]
 mod http;
+mod permit;
 mod runtime;
 mod task;
 
 pub use background::{BackgroundGate, BackgroundStats};
 pub use config_file::{ReadConfigError, env_config, read_config, read_config_with_env};
 pub use guard::LoadGuard;
+pub use permit::RequestPermit;
 #[cfg(feature = "http")]
 pub use http::http_response;
 pub use runtime::Runtime;
@@ -22,7 +24,7 @@ pub use runtime::Runtime;
 pub use load_core;
 pub use load_core::busy::BusyResponse;
 pub use load_core::{
-    Clock, ClusterConfig, ClusterStatus, ClusterUrls, Config, ConfigError, ConfigErrorKind,
+    Admission, AdmissionMode, Clock, ClusterConfig, ClusterStatus, ClusterUrls, Config, ConfigError, ConfigErrorKind,
     ControlConfig, CpuPercent, CpuSample, CpuSource, CpuSourceKind, Decision, FailurePolicy,
     FixedSource, FromConfig, Instant, Mode, NodeUrl, Origin, Pass, Role, Route, ScriptedSource,
     Secret, SetupError, Sleep, Smoothing, SourceError, SourceErrorKind, StaticFiles, Stats,
