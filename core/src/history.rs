@@ -9,7 +9,7 @@
 //! Both are written on the monitor side, by [`ClusterSink::with_history`] and
 //! [`LocalSink::with_history`] (or by a loop of your own, with `push`): requests never
 //! touch them. They hold `N` points in place (a [`heapless::HistoryBuf`]), never allocate,
-//! and hand out a copy ([`Timeline`], `N` × 24 bytes on the caller's stack: 7.2 KB at the
+//! and hand out a copy ([`Timeline`], `N` × 40 bytes on the caller's stack: 12 KB at the
 //! default [`HISTORY_LEN`], 5 minutes at the default 1-second interval).
 //!
 //! The lock is embassy-sync's `CriticalSectionRawMutex`: on an OS, one process-wide lock
@@ -74,6 +74,13 @@ pub struct ClusterPoint {
     /// API requests rejected (in monitor mode: that would have been) since the previous
     /// point.
     pub rejected_api: u32,
+    /// `load.control.admission=limit`: the in-flight cap after the poll (0 in Fess's mode).
+    pub cap: u32,
+    /// `load.control.admission=limit`: counted requests in flight at the poll.
+    pub in_flight: u32,
+    /// `load.control.admission=limit`: counted requests completed since the previous point
+    /// (with the rejections, the share admitted).
+    pub completed: u32,
 }
 
 /// One local CPU sample, as the adaptive gate saw it.
@@ -392,10 +399,10 @@ mod tests {
 
     #[test]
     fn a_default_history_is_small_enough_to_keep_in_place() {
-        assert_eq!(core::mem::size_of::<ClusterPoint>(), 24);
+        assert_eq!(core::mem::size_of::<ClusterPoint>(), 40);
         let size = core::mem::size_of::<ClusterHistory>();
         // The points and the last error (a `SourceError` with its detail inline).
-        assert!(size <= 24 * HISTORY_LEN + 320, "{size}");
+        assert!(size <= 40 * HISTORY_LEN + 320, "{size}");
         assert!(core::mem::size_of::<LocalHistory>() <= 24 * HISTORY_LEN + 64);
     }
 }

@@ -56,7 +56,7 @@ pub use source::{
     SourceError, SourceErrorKind,
 };
 pub use stats::Stats;
-pub use status::ClusterStatus;
+pub use status::{ClusterStatus, PollCounts};
 pub use text::{Secret, Text};
 pub use threshold::Threshold;
 #[cfg(feature = "std")]

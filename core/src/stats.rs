@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use crate::{ClusterStatus, CpuPercent, Instant, LoadControl, Route, Settings};
+use crate::{AdmissionStats, ClusterStatus, CpuPercent, Instant, LoadControl, Route, Settings};
 
 /// What HTTP load control sees and did, at one instant. Allocation-free and `Copy`.
 ///
@@ -52,8 +52,10 @@ pub struct Stats {
     pub rejecting_api: bool,
     /// Entries into the rejecting state, both classes.
     pub transitions: u32,
-    /// Thresholds and mode in force.
+    /// Thresholds, mode and admission mode in force.
     pub settings: Settings,
+    /// The limit mode's state: armed classes, cap, in flight, completions.
+    pub admission: AdmissionStats,
 }
 
 impl Stats {
@@ -81,6 +83,7 @@ impl Stats {
             rejecting_api: control.is_rejecting(Route::Api),
             transitions: status.transitions(),
             settings: control.settings(),
+            admission: control.admission(),
         }
     }
 }

@@ -37,8 +37,20 @@ pub struct ClusterStatus {
     endpoint: AtomicU8,
     transitions: AtomicU32,
     failures: FailureCounter,
-    /// Rejection totals (web, API) at the previous poll.
-    reported: [AtomicU32; 2],
+    /// Rejection totals (web, API) and completions at the previous poll.
+    reported: [AtomicU32; 3],
+}
+
+/// What happened between two polls ([`ClusterStatus::since_last_poll`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PollCounts {
+    /// Web requests rejected (in monitor mode: that would have been).
+    pub rejected_web: u32,
+    /// API requests rejected (in monitor mode: that would have been).
+    pub rejected_api: u32,
+    /// Counted requests completed (`load.control.admission=limit`).
+    pub completed: u32,
 }
 
 impl ClusterStatus {
@@ -52,7 +64,7 @@ impl ClusterStatus {
             endpoint: AtomicU8::new(NO_ENDPOINT),
             transitions: AtomicU32::new(0),
             failures: FailureCounter::new(),
-            reported: [AtomicU32::new(0), AtomicU32::new(0)],
+            reported: [AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)],
         }
     }
 
@@ -74,18 +86,18 @@ impl ClusterStatus {
             .fetch_add(transitions.entered(), Ordering::Relaxed);
     }
 
-    /// Rejections (web, API) since the previous call: what one poll reports, in its log
-    /// line and its history point alike. The counters wrap; the difference is right across
-    /// a wrap.
-    pub fn rejections_since_last_poll(&self, control: &LoadControl) -> (u32, u32) {
-        let since = |route: Route, reported: &AtomicU32| {
-            let now = control.rejected(route);
+    /// Rejections and completions since the previous call: what one poll reports, in its
+    /// log line and its history point alike. The counters wrap; the difference is right
+    /// across a wrap.
+    pub fn since_last_poll(&self, control: &LoadControl) -> PollCounts {
+        let since = |now: u32, reported: &AtomicU32| {
             now.wrapping_sub(reported.swap(now, Ordering::Relaxed))
         };
-        (
-            since(Route::Web, &self.reported[0]),
-            since(Route::Api, &self.reported[1]),
-        )
+        PollCounts {
+            rejected_web: since(control.rejected(Route::Web), &self.reported[0]),
+            rejected_api: since(control.rejected(Route::Api), &self.reported[1]),
+            completed: since(control.admission().completed, &self.reported[2]),
+        }
     }
 
     /// The monitor's consecutive and total failures.
@@ -158,8 +170,9 @@ mod tests {
             let _ = control.check("/search");
         }
         let _ = control.check("/api/v1/x");
-        assert_eq!(status.rejections_since_last_poll(&control), (3, 1));
-        assert_eq!(status.rejections_since_last_poll(&control), (0, 0));
+        let counts = status.since_last_poll(&control);
+        assert_eq!((counts.rejected_web, counts.rejected_api), (3, 1));
+        assert_eq!(status.since_last_poll(&control), PollCounts::default());
         assert_eq!(status.endpoint(), None);
         status.take_sample(&CpuSample::local(CpuPercent::new(1)).from_endpoint(2));
         assert_eq!(status.endpoint(), Some(2));

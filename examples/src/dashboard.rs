@@ -9,7 +9,8 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use load_smol::history::{ClusterPoint, LocalPoint, Timeline};
-use load_smol::{CpuPercent, Instant, Mode, Threshold};
+use load_smol::load_core::AdmissionStats;
+use load_smol::{AdmissionMode, CpuPercent, Instant, Mode, Threshold};
 
 /// The charts' drawing box, in SVG user units: the plot area is `PLOT_W` × `PLOT_H` at
 /// (`LEFT`, `TOP`), with room for the axis labels around it.
@@ -48,6 +49,10 @@ pub struct View<'a> {
     pub smoothing: bool,
     /// `load.control.mode`.
     pub mode: Mode,
+    /// `load.control.admission`.
+    pub admission: AdmissionMode,
+    /// The limit mode's state now: the cap and the requests in flight.
+    pub live: AdmissionStats,
     /// Whether the cluster monitor was started (it starts on the first controlled request).
     pub monitor_started: bool,
     /// Whether web requests are being rejected now (the live state, for the badges).
@@ -323,7 +328,9 @@ pub fn nice_ceiling(value: f64) -> f64 {
     }
 }
 
-/// Rejections per second, per class, between consecutive polls.
+/// Rejections per second, per class, between consecutive polls; with
+/// `load.control.admission=limit`, the in-flight cap and the requests in flight at each poll
+/// too (in requests, on the same scale).
 #[must_use]
 pub fn rejections_chart(view: &View<'_>) -> String {
     let (now, window) = (view.cluster_now, view.window);
@@ -345,7 +352,22 @@ pub fn rejections_chart(view: &View<'_>) -> String {
             )
         })
         .collect();
-    let top = nice_ceiling(rates.iter().fold(0.0, |m, r| f64::max(m, r.1.max(r.2))));
+    let limit = view.admission == AdmissionMode::Limit;
+    let counts: Vec<(Instant, f64, f64)> = if limit {
+        points
+            .iter()
+            .filter(|p| in_window(p.at, now, window))
+            .map(|p| (p.at, f64::from(p.cap), f64::from(p.in_flight)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let top = nice_ceiling(
+        rates
+            .iter()
+            .chain(&counts)
+            .fold(0.0, |m, r| f64::max(m, r.1.max(r.2))),
+    );
     let y = |rate: f64| TOP + PLOT_H * (1.0 - rate / top);
     let mut svg = String::new();
     open_svg(&mut svg, "rejections", "Rejected requests per second");
@@ -366,6 +388,24 @@ pub fn rejections_chart(view: &View<'_>) -> String {
             svg,
             "<path class=\"series {class}\" data-max=\"{top}\" d=\"{data}\"/>"
         );
+    }
+    if limit {
+        let caps = counts.iter().map(|c| (c.0, c.1));
+        let flying = counts.iter().map(|c| (c.0, c.2));
+        for (class, values) in [
+            ("cap", caps.collect::<Vec<_>>()),
+            ("inflight", flying.collect()),
+        ] {
+            let data = path(
+                values
+                    .iter()
+                    .map(|&(at, count)| (time_x(at, now, window), Some(y(count)))),
+            );
+            let _ = writeln!(
+                svg,
+                "<path class=\"series {class}\" data-max=\"{top}\" d=\"{data}\"/>"
+            );
+        }
     }
     svg.push_str("</svg>\n");
     svg
@@ -421,7 +461,22 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-fn state(rejecting: bool, threshold: Threshold) -> (&'static str, String) {
+fn state(rejecting: bool, threshold: Threshold, view: &View<'_>) -> (&'static str, String) {
+    let limit = view.admission == AdmissionMode::Limit;
+    if limit && !threshold.is_off() {
+        let (cap, flying) = (view.live.cap, view.live.in_flight);
+        return if rejecting {
+            (
+                "rejecting",
+                format!("armed (≥ {threshold}%): cap {cap}, {flying} in flight"),
+            )
+        } else {
+            (
+                "admitting",
+                format!("disarmed (< {threshold}%): {flying} in flight"),
+            )
+        };
+    }
     if threshold.is_off() {
         ("off", "off".to_owned())
     } else if threshold.rejects_all() {
@@ -443,10 +498,12 @@ fn shown(cpu: Option<CpuPercent>) -> String {
 const STYLE: &str = "\
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #1b1f24; --muted: #5b6470; \
 --grid: #d8dde3; --plot: #f6f8fa; --raw: #0b63c5; --smoothed: #7a3fc9; --web: #d1242f; \
---api: #bf6a02; --local: #1a7f37; --paused: #8c959f; --ok: #1a7f37; }
+--api: #bf6a02; --local: #1a7f37; --paused: #8c959f; --ok: #1a7f37; --cap: #0550ae; \
+--inflight: #6e7781; }
 @media (prefers-color-scheme: dark) { :root { --bg: #0d1117; --fg: #e6edf3; \
 --muted: #9aa5b1; --grid: #30363d; --plot: #161b22; --raw: #58a6ff; --smoothed: #c297ff; \
---web: #ff7b72; --api: #f0b44c; --local: #56d364; --paused: #8b949e; --ok: #56d364; } }
+--web: #ff7b72; --api: #f0b44c; --local: #56d364; --paused: #8b949e; --ok: #56d364; \
+--cap: #79c0ff; --inflight: #c9d1d9; } }
 * { box-sizing: border-box; }
 body { margin: 0 auto; max-width: 72rem; padding: 0.75rem; background: var(--bg); \
 color: var(--fg); font: 15px/1.4 system-ui, sans-serif; }
@@ -474,6 +531,8 @@ h2 { font-size: 1.05rem; margin: 1rem 0 0.3rem; }
 .chart .series.web { stroke: var(--web); }
 .chart .series.api { stroke: var(--api); stroke-dasharray: 5 3; }
 .chart .series.local { stroke: var(--local); }
+.chart .series.cap { stroke: var(--cap); stroke-width: 1.5; }
+.chart .series.inflight { stroke: var(--inflight); stroke-width: 1.5; stroke-dasharray: 2 2; }
 .chart .failed { stroke: var(--web); stroke-width: 2; }
 .legend { color: var(--muted); font-size: 0.85rem; margin: 0.2rem 0 0; }
 .swatch { display: inline-block; width: 0.8rem; height: 0.25rem; vertical-align: middle; \
@@ -496,8 +555,8 @@ fn swatch(colour: &str, text: &str) -> String {
 #[must_use]
 pub fn page(view: &View<'_>) -> String {
     let latest = view.cluster.latest();
-    let (web_class, web_text) = state(view.rejecting_web, view.web_threshold);
-    let (api_class, api_text) = state(view.rejecting_api, view.api_threshold);
+    let (web_class, web_text) = state(view.rejecting_web, view.web_threshold, view);
+    let (api_class, api_text) = state(view.rejecting_api, view.api_threshold, view);
     let local_now = view.local.latest();
     let crawler = match local_now {
         _ if !adaptive_threshold_acts(view.adaptive_threshold) => "running (adaptive control off)",
@@ -553,12 +612,28 @@ pub fn page(view: &View<'_>) -> String {
         web = swatch("web", "web rejecting"),
         api = swatch("api", "API rejecting"),
     );
+    let limit = view.admission == AdmissionMode::Limit;
     let _ = write!(
         html,
-        "<h2>Rejected requests per second</h2>\n{chart}<p class=\"legend\">{web}{api}</p>\n",
+        "<h2>{title}</h2>\n{chart}<p class=\"legend\">{web}{api}{cap}{inflight}</p>\n",
+        title = if limit {
+            "Rejected requests per second, and the in-flight cap"
+        } else {
+            "Rejected requests per second"
+        },
         chart = rejections_chart(view),
         web = swatch("web", "web"),
         api = swatch("api", "API"),
+        cap = if limit {
+            swatch("cap", "cap (requests)")
+        } else {
+            String::new()
+        },
+        inflight = if limit {
+            swatch("inflight", "in flight (requests)")
+        } else {
+            String::new()
+        },
     );
     let _ = write!(
         html,

@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicU64;
 
 use load_smol::BackgroundStats;
-use load_smol::{Mode, Stats};
+use load_smol::{AdmissionMode, Mode, Stats};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -158,6 +158,39 @@ pub fn render(
             ),
             (&[("class", "adaptive")], i64::from(adaptive.threshold)),
         ],
+    );
+    gauge(
+        &mut registry,
+        "admission_limit_mode",
+        "1 with load.control.admission=limit (an in-flight cap while armed)",
+        i64::from(stats.settings.admission == AdmissionMode::Limit),
+    );
+    by_label(
+        &mut registry,
+        "armed",
+        "1 while a class is armed (in the threshold mode: rejecting)",
+        &[
+            (&[("class", "web")], i64::from(stats.admission.armed_web)),
+            (&[("class", "api")], i64::from(stats.admission.armed_api)),
+        ],
+    );
+    gauge(
+        &mut registry,
+        "admission_cap",
+        "The in-flight cap while armed (twice it and a margin while disarmed)",
+        i64::from(stats.admission.cap),
+    );
+    gauge(
+        &mut registry,
+        "in_flight",
+        "Admitted, counted requests being served (the limit mode counts them)",
+        i64::from(stats.admission.in_flight),
+    );
+    counter(
+        &mut registry,
+        "completed_requests",
+        "Counted requests completed (the limit mode counts them); the share admitted is its rate over its rate plus the rejections'",
+        u64::from(stats.admission.completed),
     );
     gauge(
         &mut registry,

@@ -12,11 +12,12 @@ use std::time::Duration;
 use load_examples::app::App;
 use load_examples::dashboard::{self, View};
 use load_smol::history::{ClusterHistory, LocalHistory};
+use load_smol::load_core::ManualClock;
 use load_smol::load_core::{AdaptiveGate, LoadControl, Outcome};
 use load_smol::monitor::Sink;
 use load_smol::monitor::{ClusterSink, LocalSink};
+use load_smol::{AdmissionMode, Config, CpuPercent, CpuSample, Instant, Mode};
 use load_smol::{ClusterStatus, Threshold};
-use load_smol::{Config, CpuPercent, CpuSample, Instant, Mode};
 
 /// The cluster's CPU at seconds 1 to 12 (`None`: the poll failed), and the web and API
 /// requests tried after each poll.
@@ -85,6 +86,8 @@ fn view<'a>(
         adaptive_threshold: 75,
         smoothing: false,
         mode: Mode::Enforce,
+        admission: AdmissionMode::Threshold,
+        live: LoadControl::new(70, 90).admission(),
         monitor_started: true,
         rejecting_web: false,
         rejecting_api: false,
@@ -185,6 +188,66 @@ fn the_rejection_chart_shows_rates_per_class() {
     );
     assert_eq!(attributes(&svg, "series web", "data-max"), ["2"]);
     snapshot("rejections.svg", &svg);
+}
+
+/// With `load.control.admission=limit` the rejection chart also draws the in-flight cap
+/// and the requests in flight at each poll, on the rejections' scale, and the badges name
+/// the cap; in Fess's mode neither line is drawn.
+#[test]
+fn the_limit_mode_draws_the_cap_and_the_requests_in_flight() {
+    let mut config = Config::default();
+    config.control.web_threshold = 70.into();
+    config.control.admission = AdmissionMode::Limit;
+    config.control.admission_initial = 4;
+    let control = LoadControl::from_config(&config.control);
+    let clock = ManualClock::new(Instant::from_secs(1));
+    let history = ClusterHistory::new();
+    let status = ClusterStatus::new();
+    let sink = ClusterSink::new(&control, &status).with_history(&history);
+    let mut held = Vec::new();
+    // Polls at 1 to 3 s: 30 % (disarmed), then 80 % twice (armed, cap 4). One more request
+    // is held after each poll: 1, 2, 3 in flight at the polls after them.
+    for (second, cpu) in (1..).zip([30, 80, 80, 80]) {
+        sink.on_sample(
+            Instant::from_secs(second),
+            &CpuSample::local(CpuPercent::new(cpu)),
+        );
+        match control.admit("/search?q=a", &clock) {
+            load_smol::load_core::Admission::Admitted(permit) => held.push(permit),
+            load_smol::load_core::Admission::Rejected(_) => panic!("under the cap"),
+        }
+    }
+    let (cluster, local) = (history.snapshot(), local_history().snapshot());
+    let mut view = view(&cluster, &local);
+    view.cluster_now = Instant::from_secs(4);
+    view.admission = AdmissionMode::Limit;
+    view.live = control.admission();
+    view.rejecting_web = control.is_rejecting(load_smol::Route::Web);
+
+    let svg = dashboard::rejections_chart(&view);
+    // x = 56 + 600 * (1 - (4 - t) / 20) = 56 + 30 * (t + 16); the scale's top is the cap,
+    // 4 requests (nice ceiling 5): y = 8 + 160 * (1 - count / 5).
+    assert_eq!(attributes(&svg, "series cap", "data-max"), ["5"]);
+    assert_eq!(
+        attributes(&svg, "series cap", "d"),
+        ["M566.0 40.0 L596.0 40.0 L626.0 40.0 L656.0 40.0"]
+    );
+    assert_eq!(
+        attributes(&svg, "series inflight", "d"),
+        ["M566.0 168.0 L596.0 136.0 L626.0 104.0 L656.0 72.0"]
+    );
+    let page = dashboard::page(&view);
+    assert!(
+        page.contains("Web: armed (≥ 70%): cap 4, 4 in flight"),
+        "{page}"
+    );
+    assert!(page.contains("the in-flight cap"), "{page}");
+
+    view.admission = AdmissionMode::Threshold;
+    let svg = dashboard::rejections_chart(&view);
+    assert!(attributes(&svg, "series cap", "d").is_empty(), "{svg}");
+    assert!(attributes(&svg, "series inflight", "d").is_empty(), "{svg}");
+    drop(held);
 }
 
 #[test]

@@ -15,18 +15,18 @@ mod task;
 pub use background::{BackgroundGate, BackgroundStats};
 pub use config_file::{ReadConfigError, env_config, read_config, read_config_with_env};
 pub use guard::LoadGuard;
-pub use permit::RequestPermit;
 #[cfg(feature = "http")]
 pub use http::http_response;
+pub use permit::RequestPermit;
 pub use runtime::Runtime;
 
 /// The core crate, for everything not re-exported here.
 pub use load_core;
 pub use load_core::busy::BusyResponse;
 pub use load_core::{
-    Admission, AdmissionMode, Clock, ClusterConfig, ClusterStatus, ClusterUrls, Config, ConfigError, ConfigErrorKind,
-    ControlConfig, CpuPercent, CpuSample, CpuSource, CpuSourceKind, Decision, FailurePolicy,
-    FixedSource, FromConfig, Instant, Mode, NodeUrl, Origin, Pass, Role, Route, ScriptedSource,
-    Secret, SetupError, Sleep, Smoothing, SourceError, SourceErrorKind, StaticFiles, Stats,
-    StdClock, Text, Threshold, UrlError, history, keys, monitor,
+    Admission, AdmissionMode, Clock, ClusterConfig, ClusterStatus, ClusterUrls, Config,
+    ConfigError, ConfigErrorKind, ControlConfig, CpuPercent, CpuSample, CpuSource, CpuSourceKind,
+    Decision, FailurePolicy, FixedSource, FromConfig, Instant, Mode, NodeUrl, Origin, Pass, Role,
+    Route, ScriptedSource, Secret, SetupError, Sleep, Smoothing, SourceError, SourceErrorKind,
+    StaticFiles, Stats, StdClock, Text, Threshold, UrlError, history, keys, monitor,
 };

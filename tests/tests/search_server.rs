@@ -22,6 +22,10 @@ fn start<R: Serve>(stub: &Stub, web: i32, api: i32) -> Server {
     let mut config = Config::new();
     config.control.web_threshold = web.into();
     config.control.api_threshold = api.into();
+    start_with::<R>(stub, config)
+}
+
+fn start_with<R: Serve>(stub: &Stub, mut config: Config) -> Server {
     config.control.monitor_interval = Duration::from_millis(100);
     let url = NodeUrl::parse(&stub.url()).expect("url");
     let cluster = OpenSearchSource::with_options(
@@ -384,7 +388,61 @@ async fn metrics_parse_as_prometheus_and_match_the_stats<R: Serve>() {
     assert_eq!(value("load_control_transitions_total", None), 1.0);
 }
 
+/// `load.control.admission=limit` in the search-server: the poll arms the web class, the
+/// admitted requests are counted in and out (nothing stays in flight once answered), and
+/// `/admin/stats` and `/metrics` say so.
+async fn the_limit_mode_is_visible<R: Serve>() {
+    let stub = Stub::start(Reply::cpu(&[0]));
+    let mut config = Config::from_properties(
+        "web.load.control=70\nload.control.admission=limit\nload.control.admission.initial=3",
+    )
+    .expect("config");
+    config.control.api_threshold = 100.into();
+    let server = start_with::<R>(&stub, config);
+    let addr = server.running.addr();
+    assert_eq!(get(addr, "/").await.status, 200);
+    set_cluster_cpu(&server, &stub, 90);
+    // Armed, but one request at a time never reaches the cap: all are admitted.
+    for _ in 0..5 {
+        assert_eq!(get(addr, "/search?q=a").await.status, 200);
+    }
+    let stats = stats(addr);
+    let admission = &stats["admission"];
+    assert_eq!(admission["mode"], "limit", "{stats}");
+    assert_eq!(admission["armed"]["web"], true, "{stats}");
+    assert_eq!(admission["armed"]["api"], false, "{stats}");
+    assert_eq!(admission["in_flight"], 0, "{stats}");
+    assert!(admission["cap"].as_u64().expect("cap") >= 3, "{stats}");
+    assert!(
+        admission["completed"].as_u64().expect("completed") >= 6,
+        "{stats}"
+    );
+    assert_eq!(stats["rejected_web"], 0, "{stats}");
+
+    let text = get(addr, "/metrics").await.text();
+    for line in [
+        "load_control_admission_limit_mode 1",
+        "load_control_armed{class=\"web\"} 1",
+        "load_control_armed{class=\"api\"} 0",
+        "load_control_in_flight 0",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "{line} missing from:\n{text}"
+        );
+    }
+    let completed = text
+        .lines()
+        .find_map(|l| l.strip_prefix("load_control_completed_requests_total "))
+        .and_then(|v| v.parse::<f64>().ok());
+    assert!(completed.is_some_and(|c| c >= 6.0), "{text}");
+    let page = raw_get(addr, "/admin/load").text();
+    assert!(page.contains("Web: armed (≥ 70%): cap"), "{page}");
+    assert!(page.contains(">load.control.admission<"), "{page}");
+}
+
 load_tests::on_both_runtimes!(
+    the_limit_mode_is_visible,
     fess_filter_cases,
     lazy_start_is_visible_at_the_stub,
     obfuscated_and_ambiguous_targets,

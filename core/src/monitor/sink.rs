@@ -7,8 +7,8 @@ use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
 
 use crate::history::{ClusterHistory, ClusterPoint, HISTORY_LEN, LocalHistory, LocalPoint};
 use crate::{
-    AdaptiveGate, ClusterStatus, CpuPercent, CpuSample, Instant, LoadControl, Mode, Outcome, Route,
-    SourceError, Threshold,
+    AdaptiveGate, AdmissionMode, ClusterStatus, CpuPercent, CpuSample, Instant, LoadControl, Mode,
+    Outcome, Route, SourceError, Threshold,
 };
 
 /// Where a monitor puts each poll's outcome, and how it names them in the log.
@@ -64,7 +64,7 @@ pub trait Sink {
 ///
 /// Each poll also logs, at INFO, how many requests were rejected since the previous one:
 /// one summary line per interval however heavy the overload. That count is taken once
-/// ([`ClusterStatus::rejections_since_last_poll`]) and is also the history point's.
+/// ([`ClusterStatus::since_last_poll`]) and is also the history point's.
 ///
 /// ```
 /// use load_core::history::ClusterHistory;
@@ -120,10 +120,12 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
 
     fn on_outcome(&self, now: Instant, outcome: Outcome) {
         let (control, status) = (self.control, self.status);
-        let rejected = status.rejections_since_last_poll(control);
-        log_rejections(control, rejected);
+        let counts = status.since_last_poll(control);
+        log_rejections(control, (counts.rejected_web, counts.rejected_api));
         status.count_transitions(control.update(now, outcome));
         if let Some(history) = self.history {
+            let admission = control.admission();
+            let limit = control.settings().admission == AdmissionMode::Limit;
             history.push(ClusterPoint {
                 at: now,
                 raw: match outcome {
@@ -134,8 +136,11 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
                 failed: matches!(outcome, Outcome::Failed),
                 rejecting_web: control.is_rejecting(Route::Web),
                 rejecting_api: control.is_rejecting(Route::Api),
-                rejected_web: rejected.0,
-                rejected_api: rejected.1,
+                rejected_web: counts.rejected_web,
+                rejected_api: counts.rejected_api,
+                cap: if limit { admission.cap } else { 0 },
+                in_flight: admission.in_flight,
+                completed: counts.completed,
             });
         }
     }

@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use load_smol::{Clock, Mode, Runtime, Smoothing, keys};
+use load_smol::{AdmissionMode, Clock, Mode, Runtime, Smoothing, keys};
 use serde_json::json;
 
 use super::App;
@@ -36,6 +36,21 @@ impl<R: Runtime + Default> App<R> {
                 "api": stats.rejecting_api,
             },
             "transitions": stats.transitions,
+            "admission": {
+                "mode": match stats.settings.admission {
+                    AdmissionMode::Threshold => "threshold",
+                    AdmissionMode::Limit => "limit",
+                },
+                "armed": {
+                    "web": stats.admission.armed_web,
+                    "api": stats.admission.armed_api,
+                },
+                "cap": stats.admission.cap,
+                "cap_learned": stats.admission.learned,
+                "in_flight": stats.admission.in_flight,
+                "completed": stats.admission.completed,
+                "admitted_share_last_poll": self.admitted_share(),
+            },
             "mode": match stats.settings.mode {
                 Mode::Enforce => "enforce",
                 Mode::Monitor => "monitor",
@@ -82,6 +97,9 @@ impl<R: Runtime + Default> App<R> {
             keys::API_LOAD_CONTROL,
             keys::ADAPTIVE_LOAD_CONTROL,
             keys::MODE,
+            keys::ADMISSION,
+            keys::ADMISSION_COOLOFF,
+            keys::ADMISSION_INITIAL,
             keys::MONITOR_INTERVAL,
             keys::FAILURE_POLICY,
             keys::SMOOTHING,
@@ -131,6 +149,8 @@ impl<R: Runtime + Default> App<R> {
                 adaptive_threshold: config.control.adaptive_threshold,
                 smoothing: !matches!(config.control.smoothing, Smoothing::None),
                 mode: config.control.mode,
+                admission: config.control.admission,
+                live: live.admission,
                 monitor_started: self.guard.monitor_started(),
                 rejecting_web: live.rejecting_web,
                 rejecting_api: live.rejecting_api,
@@ -144,6 +164,17 @@ impl<R: Runtime + Default> App<R> {
                 refresh,
             };
         dashboard::page(&view)
+    }
+
+    /// The share of controlled requests admitted between the last two polls (completions
+    /// over completions and rejections; the limit mode counts completions), `None` before
+    /// a poll or when nothing was asked.
+    #[must_use]
+    pub fn admitted_share(&self) -> Option<f64> {
+        let latest = self.guard.history().snapshot().latest()?;
+        let rejected = f64::from(latest.rejected_web) + f64::from(latest.rejected_api);
+        let completed = f64::from(latest.completed);
+        (rejected + completed > 0.0).then(|| completed / (completed + rejected))
     }
 
     /// The address (without credentials) that answered the last successful poll, if any.

@@ -18,7 +18,7 @@ use hyper::{Request, Response};
 use load_smol::load_runtime::{BackgroundGate, LoadGuard};
 use load_smol::monitor::Stop;
 use load_smol::{
-    Config, Decision, FixedSource, FromConfig, OpenSearchSource, Role, Runtime, SystemSource,
+    Admission, Config, FixedSource, FromConfig, OpenSearchSource, Role, Runtime, SystemSource,
 };
 
 use crate::cluster::ClusterClient;
@@ -275,7 +275,9 @@ impl<R: Runtime + Default> App<R> {
     ///
     /// Load control sees the request target as received (path, `;params` and query; an
     /// absolute-form target's path), before anything has normalised it; the router reads
-    /// the same path (see [`segments`]).
+    /// the same path (see [`segments`]). An admitted request's permit is held until its
+    /// answer is built (with a cluster, until the search has run): with
+    /// `load.control.admission=limit` the in-flight count is the requests being answered.
     pub fn handle<'a, B>(
         &'a self,
         request: &Request<B>,
@@ -288,19 +290,23 @@ impl<R: Runtime + Default> App<R> {
         let query = uri.query().unwrap_or_default();
         let target = uri.path_and_query().map_or("/", |target| target.as_str());
         // Monitoring must keep working under overload: it is served before load control.
-        let routed = if path == "/metrics" {
-            self.route(path, query)
+        let (routed, permit) = if path == "/metrics" {
+            (self.route(path, query), None)
         } else {
-            match self.guard.check(target) {
-                Decision::Allow => self.route(path, query),
-                Decision::Reject(route) => Routed::Ready(self.guard.busy_http_response(route)),
+            match self.guard.admit(target) {
+                Admission::Admitted(permit) => (self.route(path, query), Some(permit)),
+                Admission::Rejected(route) => {
+                    (Routed::Ready(self.guard.busy_http_response(route)), None)
+                }
             }
         };
         async move {
-            match routed {
+            let response = match routed {
                 Routed::Ready(response) => response,
                 Routed::Search { search, api, query } => self.searched(search, api, &query).await,
-            }
+            };
+            drop(permit); // the answer is complete
+            response
         }
     }
 }
