@@ -1,5 +1,7 @@
 //! The request hot path: `LoadControl::check` against the physical floor of a decision and
-//! against a hand-written port of Fess's filter, in one group so results read as ratios.
+//! against a hand-written port of Fess's filter, in one group so results read as ratios;
+//! then `admit` with its permit, in Fess's mode and in `load.control.admission=limit`, as
+//! ratios to the default mode's `check` in the same run.
 
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -8,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use load_bench::{API_THRESHOLD, PATHS, WEB_THRESHOLD, naive_check};
-use load_core::{CpuPercent, LoadControl};
+use load_core::{
+    Admission, AdmissionMode, ControlConfig, CpuPercent, LoadControl, Outcome, StdClock,
+};
 
 /// Cluster CPU for a case: 95 % makes the API path rejected, 50 % admits everything else.
 fn cpu_for(name: &str) -> u8 {
@@ -50,18 +54,105 @@ fn check(c: &mut Criterion) {
     );
     let _ = control.take_start();
     let path = PATHS[0].1;
+    let checked = || {
+        let _ = black_box(control.check(black_box(path)));
+    };
     group.bench_function("admitted_web_1_thread", |b| {
-        b.iter_custom(|iters| run_on_threads(&control, path, iters, 1))
+        b.iter_custom(|iters| run_on_threads(&checked, iters, 1))
     });
     group.throughput(Throughput::Elements(2));
     group.bench_function("admitted_web_2_threads", |b| {
-        b.iter_custom(|iters| run_on_threads(&control, path, iters, 2))
+        b.iter_custom(|iters| run_on_threads(&checked, iters, 2))
     });
     group.finish();
 }
 
-/// `iters` checks on each of `threads` threads started together; the wall time.
-fn run_on_threads(control: &LoadControl, path: &str, iters: u64, threads: usize) -> Duration {
+/// A control at `cpu` in `admission` mode, with one poll behind it (armed at 95 %).
+fn control_in(admission: AdmissionMode, cpu: u8) -> LoadControl {
+    let mut config = ControlConfig::default();
+    config.web_threshold = WEB_THRESHOLD.into();
+    config.api_threshold = API_THRESHOLD.into();
+    config.admission = admission;
+    let control = LoadControl::from_config(&config);
+    control.update(
+        load_core::Instant::ZERO,
+        Outcome::Sample(CpuPercent::new(cpu)),
+    );
+    let _ = control.take_start();
+    control
+}
+
+/// `admit` and the permit's drop, for an admitted web request: in Fess's mode (the default:
+/// the permit holds nothing, no clock is read), and in the limit mode disarmed (50 %) and
+/// armed (95 %, under the cap), where the request is counted in and out; then the limit
+/// mode's rejection at the cap, and its `check` (decided at the count, not counting). The
+/// baseline is the default mode's `check` of the same path, in this group.
+fn admit(c: &mut Criterion) {
+    let mut group = c.benchmark_group("admit");
+    group.throughput(Throughput::Elements(1));
+    let path = PATHS[0].1;
+    let clock = StdClock::new();
+
+    // What the limit mode's admitted request is made of: two clock reads (the admission's
+    // and the drop's) and five atomic read-modify-writes (the count in and out, the
+    // completions, the bucket's count and latency sum).
+    group.bench_function("clock_read", |b| {
+        b.iter(|| load_core::Clock::now(black_box(&clock)))
+    });
+    let counter = AtomicU32::new(0);
+    group.bench_function("atomic_add", |b| {
+        b.iter(|| black_box(&counter).fetch_add(1, Ordering::Relaxed))
+    });
+
+    let fess = control_in(AdmissionMode::Threshold, 50);
+    group.bench_function("check_default", |b| b.iter(|| fess.check(black_box(path))));
+    group.bench_function("admit_default", |b| {
+        b.iter(|| fess.admit(black_box(path), &clock))
+    });
+    // The decision alone: the permit dropped at once, never written out (the difference
+    // from `admit_default` is moving the 24-byte permit through memory).
+    group.bench_function("admit_default_decision", |b| {
+        b.iter(|| fess.admit(black_box(path), &clock).is_admitted())
+    });
+    for (name, cpu) in [("admit_limit_disarmed", 50), ("admit_limit_armed", 95)] {
+        let limit = control_in(AdmissionMode::Limit, cpu);
+        group.bench_function(name, |b| b.iter(|| limit.admit(black_box(path), &clock)));
+    }
+
+    // Armed, with the initial cap (8) held: every further request is rejected.
+    let full = control_in(AdmissionMode::Limit, 95);
+    let held: Vec<_> = (0..8)
+        .filter_map(|_| full.admit(path, &clock).permit())
+        .collect();
+    assert!(
+        matches!(full.admit(path, &clock), Admission::Rejected(_)),
+        "the cap is reached"
+    );
+    group.bench_function("admit_limit_rejected", |b| {
+        b.iter(|| full.admit(black_box(path), &clock))
+    });
+    group.bench_function("check_limit_armed", |b| {
+        b.iter(|| full.check(black_box(path)))
+    });
+    drop(held);
+
+    // Scaling of the limit mode's admitted request (its count is shared memory) against
+    // the default mode's admit, both on 2 threads at once.
+    let limit = control_in(AdmissionMode::Limit, 95);
+    let counted = || drop(black_box(limit.admit(black_box(path), &clock)));
+    let uncounted = || drop(black_box(fess.admit(black_box(path), &clock)));
+    group.throughput(Throughput::Elements(2));
+    group.bench_function("admit_default_2_threads", |b| {
+        b.iter_custom(|iters| run_on_threads(&uncounted, iters, 2))
+    });
+    group.bench_function("admit_limit_armed_2_threads", |b| {
+        b.iter_custom(|iters| run_on_threads(&counted, iters, 2))
+    });
+    group.finish();
+}
+
+/// `iters` calls of `work` on each of `threads` threads started together; the wall time.
+fn run_on_threads(work: &(dyn Fn() + Sync), iters: u64, threads: usize) -> Duration {
     let barrier = Barrier::new(threads + 1);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -71,7 +162,7 @@ fn run_on_threads(control: &LoadControl, path: &str, iters: u64, threads: usize)
                     barrier.wait();
                     let started = Instant::now();
                     for _ in 0..iters {
-                        let _ = black_box(control.check(black_box(path)));
+                        work();
                     }
                     started.elapsed()
                 })
@@ -86,5 +177,5 @@ fn run_on_threads(control: &LoadControl, path: &str, iters: u64, threads: usize)
     })
 }
 
-criterion_group!(benches, check);
+criterion_group!(benches, check, admit);
 criterion_main!(benches);

@@ -1,7 +1,9 @@
 //! The tower layer's cost on an admitted request: the same axum router with and without
 //! `LoadControlLayer` around it, each request through `ServiceExt::oneshot`, in one group
 //! so the result reads as a ratio. Also measured: the layer applied with `Router::layer`
-//! (around each route instead), and a rejected request (answered by the layer).
+//! (around each route instead), a rejected request (answered by the layer), and an admitted
+//! request in `load.control.admission=limit` while armed (counted in, held by the response
+//! future, counted out).
 
 use std::hint::black_box;
 
@@ -40,11 +42,19 @@ fn layer(c: &mut Criterion) {
     let per_route = router.clone().layer(LoadControlLayer::new(quiet.clone()));
     let admitted = LoadControlLayer::new(quiet.clone()).layer(router.clone());
     let rejected = LoadControlLayer::new(busy.clone()).layer(router.clone());
+    let mut limit_config = config.control;
+    limit_config.admission = load_tokio::AdmissionMode::Limit;
+    let limited = LoadGuard::with_source(&limit_config, &BUSY);
+    let armed = LoadControlLayer::new(limited.clone()).layer(router.clone());
+    let _ = runtime.block_on(armed.clone().oneshot(request()));
     // Start both monitors and let them take their first sample.
     let _ = runtime.block_on(admitted.clone().oneshot(request()));
     let _ = runtime.block_on(rejected.clone().oneshot(request()));
     runtime.block_on(async {
-        while busy.cpu() != CpuPercent::new(95) || quiet.stats().polls == 0 {
+        while busy.cpu() != CpuPercent::new(95)
+            || limited.cpu() != CpuPercent::new(95)
+            || quiet.stats().polls == 0
+        {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
     });
@@ -63,10 +73,19 @@ fn layer(c: &mut Criterion) {
     group.bench_function("with_layer_rejected", |b| {
         b.iter(|| runtime.block_on(black_box(rejected.clone()).oneshot(request())))
     });
+    group.bench_function("with_layer_limit_armed_admitted", |b| {
+        b.iter(|| runtime.block_on(black_box(armed.clone()).oneshot(request())))
+    });
     group.finish();
+    assert!(
+        limited.stats().admission.armed_web,
+        "the limit case ran armed"
+    );
+    assert_eq!(limited.stats().rejected_web, 0, "and under its cap");
     runtime.block_on(async {
         quiet.shutdown().await;
         busy.shutdown().await;
+        limited.shutdown().await;
     });
 }
 

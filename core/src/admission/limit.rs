@@ -73,9 +73,13 @@ impl Limiter {
         }
     }
 
-    /// Counts a request in if fewer than `limit` are in flight; whether it was.
+    /// Counts a request in if fewer than `limit` are in flight; whether it was. At the limit
+    /// a load decides, so that a rejection writes nothing here.
     #[inline]
     pub(crate) fn try_enter(&self, limit: u32) -> bool {
+        if self.inflight.load(Ordering::Relaxed) >= limit {
+            return false;
+        }
         let before = self.inflight.fetch_add(1, Ordering::Relaxed);
         if before < limit {
             return true;

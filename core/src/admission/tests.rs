@@ -189,3 +189,29 @@ fn a_permit_is_send_and_sync_and_tickets_release_by_hand() {
     control.release(Ticket::UNCOUNTED, clock.now());
     assert_eq!(control.admission().in_flight, 0);
 }
+
+/// What Fess's mode moves for every request: a permit of three words, and an `Admission`
+/// of it no larger.
+#[test]
+fn a_permit_is_three_words() {
+    use core::mem::size_of;
+    assert_eq!(size_of::<Ticket>(), 8);
+    assert_eq!(size_of::<Permit<'_, ManualClock>>(), 24);
+    assert_eq!(size_of::<Admission<Permit<'_, ManualClock>>>(), 24);
+}
+
+/// The last instant a clock can give still starts a counted request (kept a microsecond
+/// earlier), so its release counts it out.
+#[test]
+fn a_request_admitted_at_the_end_of_time_is_still_counted_out() {
+    let control = LoadControl::from_config(&limit_config(70, 80));
+    let clock = ManualClock::new(Instant::from_micros(u64::MAX));
+    let permit = control.admit("/search", &clock).permit().expect("admitted");
+    assert!(permit.is_counted());
+    assert_eq!(control.admission().in_flight, 1);
+    drop(permit);
+    assert_eq!(control.admission().in_flight, 0);
+    assert_eq!(control.admission().completed, 1);
+    let ticket = Ticket::counted(Instant::from_micros(u64::MAX));
+    assert_eq!(ticket.started(), Some(Instant::from_micros(u64::MAX - 1)));
+}

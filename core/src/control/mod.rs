@@ -348,17 +348,47 @@ impl LoadControl {
     /// The class to answer with the busy response when the request is rejected.
     #[inline]
     pub fn acquire<C: Clock + ?Sized>(&self, route: Route, clock: &C) -> Result<Ticket, Route> {
-        let word = self.word();
-        if !word.limit() {
-            return match self.check_route(route) {
-                Decision::Allow => Ok(Ticket::UNCOUNTED),
-                Decision::Reject(route) => Err(route),
-            };
+        // `check_route`'s fast path, on the same single load of the word.
+        let (shift, reject_bit) = match route {
+            Route::Excluded => return Ok(Ticket::UNCOUNTED),
+            Route::Web => (Word::WEB_SHIFT, Word::REJECT_WEB),
+            Route::Api => (Word::API_SHIFT, Word::REJECT_API),
+            Route::Ambiguous => return self.acquire_ambiguous(clock),
+        };
+        let word = self.word.load(Ordering::Relaxed);
+        if (word >> shift) & 0xFF >= 100 {
+            return Ok(Ticket::UNCOUNTED);
         }
-        self.acquire_limited(word, route, clock)
+        if self.latch.load(Ordering::Relaxed) == IDLE {
+            self.trip_latch();
+        }
+        if word & (reject_bit | Word::LIMIT) == 0 {
+            return Ok(Ticket::UNCOUNTED);
+        }
+        if word & Word::LIMIT != 0 {
+            return self.acquire_limited(Word(word), route, clock);
+        }
+        match self.reject(Word(word), route) {
+            Decision::Allow => Ok(Ticket::UNCOUNTED), // monitor mode
+            Decision::Reject(route) => Err(route),
+        }
+    }
+
+    /// [`LoadControl::acquire`] for a target routers could read as either class.
+    #[cold]
+    fn acquire_ambiguous<C: Clock + ?Sized>(&self, clock: &C) -> Result<Ticket, Route> {
+        let word = self.word();
+        if word.limit() {
+            return self.acquire_limited(word, Route::Ambiguous, clock);
+        }
+        match self.check_ambiguous() {
+            Decision::Allow => Ok(Ticket::UNCOUNTED),
+            Decision::Reject(route) => Err(route),
+        }
     }
 
     /// [`LoadControl::acquire`] in the limit mode.
+    #[inline(never)]
     fn acquire_limited<C: Clock + ?Sized>(
         &self,
         word: Word,
