@@ -11,6 +11,12 @@
 #   tests/opensearch/cluster.sh stop          stop both (SIGTERM, then SIGKILL after 60 s)
 #   tests/opensearch/cluster.sh capture DIR   save the cluster's real responses as fixtures in DIR
 #
+# LOAD_CLUSTER_CPUS=1 (a cgroup-v1 cpuset list) starts the cluster's JVM inside a cpuset of
+# those CPUs of its own (/sys/fs/cgroup/cpuset/load-control-cluster; root only). The JDK
+# reads its cgroup once, at start, and then reports os.cpu.percent over the cpuset's CPUs
+# only: the cluster's CPU signal is the cluster's, whatever runs on the other CPUs. `stop`
+# removes the cpuset.
+#
 # The first start downloads OpenSearch and its security plugin from Maven Central (about
 # 150 MB into ~/.m2); later starts are offline. State lives in $LOAD_CLUSTER_DIR (default:
 # target/opensearch at the root of the checkout), wiped at each start: cluster/ and secure/
@@ -51,12 +57,53 @@ running() { # DIR
   [[ -f "$1/pid" ]] && kill -0 "$(cat "$1/pid")" 2>/dev/null
 }
 
+cpuset_dir=/sys/fs/cgroup/cpuset/load-control-cluster
+
+# Creates the cluster's cpuset of LOAD_CLUSTER_CPUS, or says why it cannot.
+make_cpuset() {
+  local root=/sys/fs/cgroup/cpuset
+  if [[ ! -f "$root/cpuset.cpus" || ! -f "$root/tasks" ]]; then
+    echo "LOAD_CLUSTER_CPUS needs a cgroup-v1 cpuset hierarchy at $root (not found)" >&2
+    return 1
+  fi
+  if [[ ! "$LOAD_CLUSTER_CPUS" =~ ^[0-9]+([-,][0-9]+)*$ ]]; then
+    printf 'LOAD_CLUSTER_CPUS=%q is not a CPU list such as 1 or 2-3\n' "$LOAD_CLUSTER_CPUS" >&2
+    return 1
+  fi
+  mkdir -p "$cpuset_dir" 2>/dev/null || {
+    echo "cannot create $cpuset_dir (LOAD_CLUSTER_CPUS needs root)" >&2
+    return 1
+  }
+  cat "$root/cpuset.mems" >"$cpuset_dir/cpuset.mems"
+  if ! echo "$LOAD_CLUSTER_CPUS" >"$cpuset_dir/cpuset.cpus" 2>/dev/null; then
+    echo "LOAD_CLUSTER_CPUS=$LOAD_CLUSTER_CPUS: not CPUs of this machine ($(cat "$root/cpuset.cpus"))" >&2
+    return 1
+  fi
+  echo "the cluster's JVM runs on CPUs $(cat "$cpuset_dir/cpuset.cpus") (cpuset $cpuset_dir)" >&2
+}
+
+remove_cpuset() {
+  [[ -d "$cpuset_dir" ]] || return 0
+  # Anything left in it (nothing, once the JVM is gone) goes back to the root cpuset.
+  local pid
+  for pid in $(cat "$cpuset_dir/tasks" 2>/dev/null); do
+    echo "$pid" >/sys/fs/cgroup/cpuset/tasks 2>/dev/null || true
+  done
+  rmdir "$cpuset_dir" 2>/dev/null || true
+}
+
 launch() { # DIR HEAP CLASSPATH ARGS...
-  local dir="$1" heap="$2" classpath="$3"
+  local dir="$1" heap="$2" classpath="$3" enter=()
   shift 3
-  nohup java "-Xms$heap" "-Xmx$heap" "${java_opts[@]}" -Djava.io.tmpdir="$dir" \
+  # The JVM outlives this script: it must not hold `start`'s stdout (fd 3), or a caller's
+  # `$(cluster.sh start)` would wait for the cluster to stop.
+  if [[ -n "${LOAD_CLUSTER_CPUS:-}" ]]; then
+    # The JVM must start inside the cpuset: the shell moves itself in, then becomes java.
+    enter=(bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cpuset_dir")
+  fi
+  nohup "${enter[@]}" java "-Xms$heap" "-Xmx$heap" "${java_opts[@]}" -Djava.io.tmpdir="$dir" \
     -Dsecurity.config="$here/target/security-plugin/config" -cp "$classpath" \
-    org.loadcontrol.cluster.Cluster "$dir" "$@" >"$dir/java.log" 2>&1 </dev/null &
+    org.loadcontrol.cluster.Cluster "$dir" "$@" >"$dir/java.log" 2>&1 </dev/null 3>&- &
   echo $! >"$dir/pid"
 }
 
@@ -122,6 +169,9 @@ start() {
   openssl rand -hex 16 >"$secure/password"
   chmod 600 "$secure/password" "$secure/certs/"*key*.pem
 
+  if [[ -n "${LOAD_CLUSTER_CPUS:-}" ]]; then
+    make_cpuset || exit 1
+  fi
   local started=$SECONDS
   launch "$cluster" 1g "$classpath" "$nodes"
   if [[ "$with_secure" != 0 ]]; then
@@ -162,6 +212,7 @@ halt() { # DIR
 stop() {
   halt "$cluster"
   halt "$secure"
+  remove_cpuset
 }
 
 capture() {
