@@ -1,5 +1,6 @@
-"""Plots of the closed-loop experiment (bench/closed_loop.sh): latency and goodput against
-the offered rate, and the cluster's CPU over the whole run with the threshold."""
+"""Plots of the closed-loop experiment (bench/closed_loop.sh): admitted latency and goodput
+against the offered load, the 0.5x -> 2x step test over time, and the cluster's CPU over
+the whole run with the threshold."""
 
 import json
 import sys
@@ -10,78 +11,101 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-NOTE = "2 cores shared by the 3-node cluster (one JVM), search-server and the load generator"
+MODES = {
+    "fess": ("Fess's rule (threshold 70)", "tab:blue", "o"),
+    "ewma": ("Fess's rule on an EWMA (tau 3 s)", "tab:green", "s"),
+    "limit": ("load.control.admission=limit", "tab:red", "^"),
+}
+
+
+def note(results) -> str:
+    isolation = results.get("isolation")
+    if isolation:
+        return (
+            f"one OpenSearch node on a CPU of its own (cpuset); server and generator on CPU "
+            f"{isolation['front_cpus']}; 1x = {results['rate_1x_per_s']:.0f} searches/s"
+        )
+    return f"cluster not isolated; 1x = {results['rate_1x_per_s']:.0f} searches/s"
+
+
+def series(steps, mode, key):
+    rows = sorted((s for s in steps if s["mode"] == mode), key=lambda s: s["factor"])
+    return [s["factor"] for s in rows], [s[key] for s in rows]
 
 
 def main(results_path: str, out_dir: str) -> None:
     results = json.loads(Path(results_path).read_text())
     out = Path(out_dir)
     steps = results["steps"]
-    threshold = results["threshold"]
-    runs = {
-        "off": ("control off (100)", "tab:red"),
-        "on": (f"control on ({threshold}, as Fess)", "tab:blue"),
-        "on+ewma": (f"control on ({threshold}) + EWMA smoothing (tau 3 s)", "tab:green"),
-    }
-    runs = {mode: style for mode, style in runs.items() if any(s["mode"] == mode for s in steps)}
+    modes = {m: style for m, style in MODES.items() if any(s["mode"] == m for s in steps)}
 
-    def series(mode, key):
-        rows = sorted((s for s in steps if s["mode"] == mode), key=lambda s: s["offered_per_s"])
-        return [s["offered_per_s"] for s in rows], [s[key] for s in rows]
-
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for mode, (label, colour) in runs.items():
-        x, p99 = series(mode, "p99_ms")
-        _, p50 = series(mode, "p50_ms")
-        ax.plot(x, p99, "o-", color=colour, label=f"{label}: p99")
-        ax.plot(x, p50, "s--", color=colour, alpha=0.6, label=f"{label}: p50")
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for mode, (label, colour, marker) in modes.items():
+        x, p99 = series(steps, mode, "p99_ms")
+        _, p999 = series(steps, mode, "p999_ms")
+        ax.plot(x, p99, marker=marker, color=colour, label=f"{label}: p99")
+        ax.plot(x, p999, marker=marker, color=colour, linestyle=":", alpha=0.6,
+                label=f"{label}: p99.9")
     ax.set_yscale("log")
-    ax.set_xlabel("offered searches/s")
-    ax.set_ylabel("latency of admitted searches (ms, log)")
-    ax.set_title("Latency of admitted searches vs offered load")
-    ax.axvline(results["r90_per_s"], color="grey", linestyle=":", label="90 % CPU rate")
-    ax.legend(fontsize=8)
+    ax.set_xlabel("offered load (x the rate at which the cluster's CPU first reaches 90 %)")
+    ax.set_ylabel("admitted search latency (ms, log)")
+    ax.set_title("Latency of the searches answered 200")
     ax.grid(True, which="both", alpha=0.3)
-    fig.text(0.01, 0.01, NOTE, fontsize=7, color="grey")
+    ax.legend(fontsize=7)
+    fig.text(0.01, 0.01, note(results), fontsize=7)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(out / "latency.png", dpi=110)
 
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for mode, (label, colour) in runs.items():
-        x, goodput = series(mode, "goodput_per_s")
-        _, within = series(mode, "goodput_within_slo_per_s")
-        ax.plot(x, goodput, "o-", color=colour, label=f"{label}: served (200)")
-        ax.plot(x, within, "s--", color=colour, alpha=0.6, label=f"{label}: served within 1 s")
-    top = max(s["offered_per_s"] for s in steps)
-    ax.plot([0, top], [0, top], color="grey", linestyle=":", label="offered")
-    ax.axvline(results["r90_per_s"], color="grey", linestyle="--", alpha=0.5, label="90 % CPU rate")
-    ax.set_xlabel("offered searches/s")
-    ax.set_ylabel("served searches/s")
-    ax.set_title("Goodput vs offered load")
-    ax.legend(fontsize=8)
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    offered_x, offered = series(steps, next(iter(modes)), "offered_per_s")
+    ax.plot(offered_x, offered, color="grey", linestyle="--", label="offered")
+    for mode, (label, colour, marker) in modes.items():
+        x, goodput = series(steps, mode, "goodput_per_s")
+        ax.plot(x, goodput, marker=marker, color=colour, label=label)
+    ax.set_xlabel("offered load (x the 1x rate)")
+    ax.set_ylabel(f"goodput (200 within {results['slo_ms']:.0f} ms) per second")
+    ax.set_title("Goodput: searches answered within 10x the light-load p50")
     ax.grid(True, alpha=0.3)
-    fig.text(0.01, 0.01, NOTE, fontsize=7, color="grey")
+    ax.legend(fontsize=8)
+    fig.text(0.01, 0.01, note(results), fontsize=7)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(out / "goodput.png", dpi=110)
 
-    fig, ax = plt.subplots(figsize=(11, 4.5))
-    t = [p[0] for p in results["cpu"]]
-    cpu = [p[1] for p in results["cpu"]]
-    for s in steps:
-        colour = runs[s["mode"]][1]
-        ax.axvspan(s["started_at_s"], s["started_at_s"] + 15, color=colour, alpha=0.12)
-        ax.text(s["started_at_s"] + 7.5, 102, f'{s["factor"]:g}x', ha="center", fontsize=7)
-    ax.plot(t, cpu, color="black", linewidth=1, label="cluster CPU (busiest node, node stats)")
-    ax.axhline(threshold, color="tab:blue", linestyle="--", label=f"web.load.control = {threshold}")
-    ax.set_ylim(0, 108)
-    ax.set_xlabel("seconds since the start of the run")
-    ax.set_ylabel("CPU %")
-    ax.set_title("Cluster CPU over the run (steps shaded: red = off, blue = on, green = on + EWMA)")
-    ax.legend(fontsize=8, loc="lower right")
-    fig.text(0.01, 0.01, NOTE, fontsize=7, color="grey")
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for test in results["step_tests"]:
+        label, colour, marker = MODES[test["mode"]]
+        points = [(w[0], w[1]) for w in test["windows"] if w[1] is not None]
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker, markersize=3,
+                color=colour, label=f"{label} (back under {test['recovery_s']} s after)"
+                if test["recovery_s"] is not None else f"{label} (not back under)")
+        if test["base_p99_ms"]:
+            ax.axhline(3 * test["base_p99_ms"], color=colour, linestyle=":", alpha=0.5)
+    ax.axvline(results["step_tests"][0]["step_at_s"], color="black", linestyle="--", alpha=0.6)
+    ax.set_yscale("log")
+    ax.set_xlabel("seconds (0.5x, then 2x from the dashed line)")
+    ax.set_ylabel("admitted p99 over 1 s windows (ms, log)")
+    ax.set_title("Step test: 0.5x to 2x; dotted: 3x each mode's 0.5x p99")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.text(0.01, 0.01, note(results), fontsize=7)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(out / "step.png", dpi=110)
+
+    fig, ax = plt.subplots(figsize=(11, 4))
+    cpu = results["cpu"]
+    ax.plot([c[0] for c in cpu], [c[1] for c in cpu], color="black", linewidth=0.6)
+    ax.axhline(results["threshold"], color="tab:red", linestyle="--", label="web threshold")
+    for step in steps:
+        _, colour, _ = MODES[step["mode"]]
+        start = step["started_at_s"]
+        ax.axvspan(start, start + step["seconds"] + 3, color=colour, alpha=0.12)
+    ax.set_xlabel("seconds since the start of the run (shaded: steps, by mode)")
+    ax.set_ylabel("cluster CPU % (node stats)")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.text(0.01, 0.01, note(results), fontsize=7)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(out / "cpu.png", dpi=110)
-    print(f"plots: {out / 'latency.png'}, {out / 'goodput.png'}, {out / 'cpu.png'}")
 
 
 if __name__ == "__main__":

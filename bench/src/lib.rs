@@ -2,6 +2,8 @@
 //! against, and generated node-stats bodies.
 #![forbid(unsafe_code)]
 
+pub mod closed_loop;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The paths of the `check` bench: (name, target, cluster CPU that makes the case).

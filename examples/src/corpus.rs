@@ -154,11 +154,29 @@ impl Corpus {
         let words = 1 + rng.below(2);
         self.words(&mut rng, words)
     }
+
+    /// Query number `n` of exactly `words` words (at least one), drawn as
+    /// [`Corpus::query`]'s are: a longer query reads more postings, so it costs the
+    /// cluster more (load generators use it to make each search heavier).
+    #[must_use]
+    pub fn query_words(&self, n: u64, words: usize) -> String {
+        let mut rng = Rng::new(0x0051_E4C7_0000 ^ n);
+        self.words(&mut rng, words.max(1))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn longer_queries_have_their_length() {
+        let corpus = Corpus::new(10);
+        assert_eq!(corpus.query_words(5, 6).split(' ').count(), 6);
+        assert_eq!(corpus.query_words(5, 0).split(' ').count(), 1);
+        assert_eq!(corpus.query_words(5, 6), corpus.query_words(5, 6));
+        assert_ne!(corpus.query_words(5, 6), corpus.query_words(6, 6));
+    }
 
     #[test]
     fn the_corpus_is_fixed_and_varied() {

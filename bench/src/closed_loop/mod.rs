@@ -1,0 +1,490 @@
+//! The closed-loop experiment: search load on a real cluster, shed at the front, measured.
+//!
+//! Run it through `bench/closed_loop.sh`, which starts the cluster (one node, its JVM in a
+//! cpuset of its own CPU) and pins this process, the server it starts and the load
+//! generator to the other CPU, so that the cluster's CPU signal is the cluster's own. It
+//!
+//! 1. checks that isolation (`--isolated`): a burner on this process's CPU must leave the
+//!    cluster's `os.cpu.percent` low;
+//! 2. indexes the corpus directly, then starts `search-server` on the cluster (the demo's
+//!    crawler re-indexing it under adaptive control all along);
+//! 3. finds the 1x rate: the open-loop rate at which the cluster's CPU first reaches 90 %
+//!    with control off;
+//! 4. steps each compared mode (Fess's rule, Fess's rule on an EWMA, the limit mode;
+//!    switched by `SIGHUP`, their order rotated at each factor) through 0.25x to 3x;
+//! 5. runs a step test per mode: 0.5x for 20 s, then 2x for 20 s;
+//! 6. prints the tables and writes `OUT_DIR/results.json` for the plots.
+//!
+//! ```text
+//! closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke] [--isolated]
+//! ```
+//!
+//! The load is open loop ([`generator`]): Poisson arrivals, latency from the due time.
+//! Goodput counts searches answered 200 within ten times the light-load p50 (the p50 over
+//! every mode's 0.25x step), as Breakwater counts it. Loopback only; every step is bounded
+//! and the run stops by itself. `--smoke` runs each mode for a short step at 20/s (CI keeps
+//! the experiment from rotting).
+
+pub mod client;
+pub mod cpu;
+pub mod generator;
+pub mod report;
+pub mod server;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use load_core::Config;
+use load_examples::cluster::ClusterClient;
+use load_examples::corpus::Corpus;
+use load_examples::search::Search;
+use serde_json::{Value, json};
+
+use cpu::CpuLog;
+use generator::{Phase, Queries};
+use report::{Goals, Step};
+use server::{Mode, Server};
+
+/// Documents in the index (and in the crawler's corpus).
+pub const CORPUS: usize = 20_000;
+/// Words per query: each search reads that many terms' postings over two fields. With
+/// 20,000 documents, 3 words cost a node about 6 ms of CPU (measured: 155 searches/s
+/// saturate one CPU), so 3x of the cluster's capacity stays well inside what the front
+/// end's CPU answers.
+pub const QUERY_WORDS: usize = 3;
+/// The index the experiment searches.
+pub const INDEX: &str = "load-control-bench";
+/// The offered rates of the main run, as factors of the 1x rate.
+pub const FACTORS: [f64; 7] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0];
+/// Each step's length and the part of it left out of the statistics, in seconds.
+const STEP: f64 = 20.0;
+const WARMUP: f64 = 3.0;
+/// The pause between steps, for the previous backlog to drain and the CPU to settle.
+const SETTLE: Duration = Duration::from_secs(3);
+/// The step test: 0.5x for this long, then 2x as long; the first seconds of 0.5x are
+/// left out of its baseline.
+const STEP_TEST: f64 = 20.0;
+const STEP_TEST_WARMUP: f64 = 5.0;
+/// The whole run's bound (the script's is wider): past it, the run stops with an error.
+const RUN_BOUND: Duration = Duration::from_secs(40 * 60);
+
+/// Runs the experiment with `args` (see the module docs).
+///
+/// # Errors
+///
+/// Bad arguments, a cluster or server that does not answer, an isolation that does not
+/// hold, or a run past its bound.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let [binary, cluster, out, rest @ ..] = args else {
+        return Err(
+            "usage: closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke] [--isolated]".into(),
+        );
+    };
+    let cluster = load_tests::check_cluster_url(cluster)?;
+    let smoke = rest.iter().any(|a| a == "--smoke");
+    let isolated = rest.iter().any(|a| a == "--isolated");
+    if let Some(unknown) = rest.iter().find(|a| *a != "--smoke" && *a != "--isolated") {
+        return Err(format!("unknown option {unknown:?}"));
+    }
+    let out = PathBuf::from(out);
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let cluster_addr: SocketAddr = cluster
+        .trim_start_matches("http://")
+        .parse()
+        .map_err(|_| format!("{cluster}: the experiment needs http://IP:PORT"))?;
+    let origin = Instant::now();
+
+    let isolation = if isolated {
+        let isolation = check_isolation(cluster_addr)?;
+        eprintln!("isolation: {isolation}");
+        isolation
+    } else {
+        json!(null)
+    };
+    let documents = if smoke { 200 } else { CORPUS };
+    preload(cluster, cluster_addr, documents)?;
+    eprintln!(
+        "{documents} documents indexed after {:.0} s",
+        origin.elapsed().as_secs_f64()
+    );
+    let cpu = CpuLog::start(cluster_addr, origin);
+    let server = Server::start(binary, cluster, INDEX, documents)?;
+    eprintln!("search-server on {}", server.addr);
+    let queries = Queries::new(Corpus::new(documents), QUERY_WORDS);
+    let bench = Bench {
+        server: &server,
+        cpu: &cpu,
+        origin,
+        queries: &queries,
+    };
+
+    if smoke {
+        let mut steps = Vec::new();
+        for mode in Mode::COMPARED {
+            server.set_mode(mode)?;
+            steps.push(bench.step(mode, 1.0, 20.0, 3.0, 0.5, 1));
+        }
+        print!("{}", report::step_table(&steps, Duration::from_secs(1)));
+        if let Some(step) = steps.iter().find(|s| s.summary(Duration::MAX).ok == 0) {
+            return Err(format!(
+                "no search succeeded in the {} smoke step",
+                step.mode
+            ));
+        }
+        return Ok(());
+    }
+
+    bench.settle()?;
+    let (rate, calibration) = bench.calibrate()?;
+    eprintln!("the cluster's CPU reaches 90 % at about {rate:.0} searches/s (1x)");
+
+    let mut steps = Vec::new();
+    for (i, factor) in FACTORS.iter().enumerate() {
+        for k in 0..Mode::COMPARED.len() {
+            let mode = Mode::COMPARED[(i + k) % Mode::COMPARED.len()];
+            bound(origin)?;
+            server.set_mode(mode)?;
+            std::thread::sleep(SETTLE);
+            let step = bench.step(mode, *factor, rate * factor, STEP, WARMUP, 1000 + i as u64);
+            let s = step.summary(Duration::MAX);
+            eprintln!(
+                "{} {factor}x: {:.0}/s offered, {:.0}/s served, shed {:.1} %, p99 {:?} ms, CPU {:.0} %",
+                mode.name(),
+                step.offered,
+                s.served_per_s,
+                s.shed * 100.0,
+                s.p99,
+                step.cpu_mean
+            );
+            steps.push(step);
+        }
+    }
+
+    let mut step_tests = Vec::new();
+    for k in 0..Mode::COMPARED.len() {
+        let mode = Mode::COMPARED[(k + 1) % Mode::COMPARED.len()];
+        bound(origin)?;
+        server.set_mode(mode)?;
+        std::thread::sleep(SETTLE);
+        let test = bench.step_test(mode, rate);
+        eprintln!(
+            "{} step test: back under 3x the 0.5x p99 ({:?} ms) {:?} s after the step",
+            mode.name(),
+            test.base_p99,
+            test.recovery
+        );
+        step_tests.push(test);
+    }
+    server.set_mode(Mode::Fess)?;
+
+    // Goodput's bound: ten times the light-load p50, over every mode's 0.25x step.
+    let light: Vec<_> = steps
+        .iter()
+        .filter(|s| (s.factor - FACTORS[0]).abs() < 1e-9)
+        .flat_map(|s| s.sent.iter().copied())
+        .collect();
+    let light_p50 = report::percentile(&report::latencies(&light, 200), 0.5)
+        .ok_or("no search answered at 0.25x")?;
+    let slo = Duration::from_secs_f64(light_p50 * 10.0 / 1000.0);
+    let goals: Vec<(&str, Goals)> = Mode::COMPARED
+        .iter()
+        .map(|mode| {
+            let recovery = step_tests
+                .iter()
+                .find(|t| t.mode == *mode)
+                .and_then(|t| t.recovery);
+            (mode.name(), Goals::of(mode.name(), &steps, slo, recovery))
+        })
+        .collect();
+
+    let results = json!({
+        "machine": {"cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
+        "isolation": isolation,
+        "threshold": server::THRESHOLD, "adaptive_threshold": server::ADAPTIVE,
+        "corpus": CORPUS, "query_words": QUERY_WORDS,
+        "rate_1x_per_s": rate,
+        "light_p50_ms": light_p50, "slo_ms": slo.as_secs_f64() * 1000.0,
+        "calibration": calibration.iter().map(|s| s.json(slo)).collect::<Vec<_>>(),
+        "steps": steps.iter().map(|s| s.json(slo)).collect::<Vec<_>>(),
+        "step_tests": step_tests.iter().map(StepTest::json).collect::<Vec<_>>(),
+        "goals": goals.iter().map(|(mode, g)| (mode.to_string(), g.json())).collect::<serde_json::Map<_, _>>(),
+        "cpu": cpu.all().iter().map(|(at, cpu)| json!([at, cpu])).collect::<Vec<_>>(),
+        "seconds": origin.elapsed().as_secs_f64(),
+    });
+    let path = out.join("results.json");
+    std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&results).unwrap_or_default(),
+    )
+    .map_err(|e| format!("{}: {e}", path.display()))?;
+
+    println!(
+        "1x = {rate:.0} searches/s (the cluster's CPU first reaches 90 % with control off); \
+         light-load p50 {light_p50:.1} ms, so goodput counts answers within {:.0} ms\n",
+        slo.as_secs_f64() * 1000.0
+    );
+    print!("{}", report::step_table(&steps, slo));
+    println!();
+    print!("{}", report::goal_table(&goals));
+    println!(
+        "\nwhole run: {:.0} s; results in {}",
+        origin.elapsed().as_secs_f64(),
+        path.display()
+    );
+    Ok(())
+}
+
+/// Past the run's bound, an error.
+fn bound(origin: Instant) -> Result<(), String> {
+    if origin.elapsed() > RUN_BOUND {
+        return Err(format!("the run took more than {} s", RUN_BOUND.as_secs()));
+    }
+    Ok(())
+}
+
+/// The isolation check: the cluster idle, then with a burner on this process's CPU(s). A
+/// cluster whose CPU is the host's reads about half with one of two CPUs busy.
+fn check_isolation(cluster: SocketAddr) -> Result<Value, String> {
+    let sample = |n: usize| -> Vec<u32> {
+        (0..n)
+            .filter_map(|_| {
+                std::thread::sleep(Duration::from_millis(1100));
+                cpu::read(cluster)
+            })
+            .collect()
+    };
+    // The node's first readings after its start are its start's.
+    let _ = sample(2);
+    let idle = sample(4);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let burner = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut x: u64 = 1;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let burning = sample(4);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = burner.join();
+    let mean = |v: &[u32]| v.iter().map(|&c| f64::from(c)).sum::<f64>() / v.len().max(1) as f64;
+    let affinity = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|l| l.trim().to_owned())
+        })
+        .unwrap_or_default();
+    let result = json!({
+        "front_cpus": affinity, "idle": idle, "with_burner": burning,
+        "idle_mean": mean(&idle), "with_burner_mean": mean(&burning),
+    });
+    if burning.is_empty() || mean(&burning) >= 35.0 {
+        return Err(format!(
+            "the cluster's CPU follows this process's CPU ({burning:?} % with a burner on CPUs \
+             {affinity}): it is not isolated (start its JVM inside a cpuset of its own, \
+             LOAD_CLUSTER_CPUS; pin this process to the other CPUs)"
+        ));
+    }
+    Ok(result)
+}
+
+/// Indexes the first `documents` of the corpus into [`INDEX`], 200 to a `_bulk`, and
+/// refreshes it.
+fn preload(cluster: &str, addr: SocketAddr, documents: usize) -> Result<(), String> {
+    let config = Config::from_properties(&format!("search_engine.http.url={cluster}"))
+        .map_err(|e| format!("{cluster}: {e}"))?;
+    let client =
+        ClusterClient::from_config(&config.cluster).map_err(|e| format!("{cluster}: {e}"))?;
+    let search = Search::new(client, INDEX);
+    let corpus = Corpus::new(documents);
+    smol::block_on(async {
+        search
+            .ensure_index()
+            .await
+            .map_err(|e| format!("creating {INDEX}: {e}"))?;
+        let ids: Vec<usize> = (0..documents).collect();
+        for batch in ids.chunks(200) {
+            let docs: Vec<_> = batch.iter().map(|&id| corpus.document(id)).collect();
+            search
+                .index_documents(&docs)
+                .await
+                .map_err(|e| format!("indexing {INDEX}: {e}"))?;
+        }
+        Ok::<(), String>(())
+    })?;
+    let refresh = format!("/{INDEX}/_refresh");
+    match client::get(addr, &refresh, Duration::from_secs(60)) {
+        Ok((200, _)) => Ok(()),
+        Ok((status, body)) => Err(format!(
+            "{refresh}: {status} {}",
+            String::from_utf8_lossy(&body)
+        )),
+        Err(e) => Err(format!("{refresh}: {e}")),
+    }
+}
+
+/// What the steps share.
+struct Bench<'a> {
+    server: &'a Server,
+    cpu: &'a CpuLog,
+    origin: Instant,
+    queries: &'a Queries,
+}
+
+/// A step test's result.
+struct StepTest {
+    mode: Mode,
+    base_p99: Option<f64>,
+    /// `(window start since the step test's start, p99 ms, requests)`.
+    windows: Vec<(f64, Option<f64>, usize)>,
+    recovery: Option<f64>,
+}
+
+impl StepTest {
+    fn json(&self) -> Value {
+        json!({
+            "mode": self.mode.name(), "step_at_s": STEP_TEST, "base_p99_ms": self.base_p99,
+            "recovery_s": self.recovery,
+            "windows": self.windows.iter().map(|w| json!([w.0, w.1, w.2])).collect::<Vec<_>>(),
+        })
+    }
+}
+
+impl Bench<'_> {
+    /// One step: `rate` for `seconds`, the first `warmup` left out of the statistics.
+    fn step(
+        &self,
+        mode: Mode,
+        factor: f64,
+        rate: f64,
+        seconds: f64,
+        warmup: f64,
+        seed: u64,
+    ) -> Step {
+        let started_at = self.origin.elapsed().as_secs_f64();
+        // The crawler's progress over the measured part, read beside the load.
+        let progress = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                std::thread::sleep(Duration::from_secs_f64(warmup));
+                let before = self.server.indexed();
+                std::thread::sleep(Duration::from_secs_f64(seconds - warmup));
+                (before, self.server.indexed())
+            });
+            let sent = generator::offer(
+                self.server.addr,
+                self.queries,
+                &[Phase { rate, seconds }],
+                seed,
+            );
+            (sent, reader.join().unwrap_or((0, 0)))
+        });
+        let (sent, (before, after)) = progress;
+        let measured = seconds - warmup;
+        Step {
+            mode: mode.name(),
+            factor,
+            offered: rate,
+            seconds: measured,
+            started_at,
+            sent: sent
+                .into_iter()
+                .filter(|s| s.due.as_secs_f64() >= warmup)
+                .collect(),
+            cpu_mean: self.cpu.mean(started_at + warmup, started_at + seconds),
+            indexed_per_s: after.saturating_sub(before) as f64 / measured,
+        }
+    }
+
+    /// Waits (at most a minute) for the preload's merges to end, the cluster's CPU under
+    /// 50 % over 3 s, then warms the node up (its JIT, its caches) with 10 s at 20/s.
+    fn settle(&self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+            let now = self.origin.elapsed().as_secs_f64();
+            let cpu = self.cpu.mean(now - 3.0, now);
+            if cpu < 50.0 {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "the cluster stayed busy ({cpu:.0} %) a minute after the preload"
+                ));
+            }
+        }
+        self.server.set_mode(Mode::Off)?;
+        let _ = self.step(Mode::Off, 0.0, 20.0, 10.0, 0.0, 3);
+        Ok(())
+    }
+
+    /// The 1x rate: control off, rates up by 30 % from 20/s until the cluster's CPU reaches
+    /// 90 % (or the served rate falls behind), interpolated between the last two.
+    fn calibrate(&self) -> Result<(f64, Vec<Step>), String> {
+        self.server.set_mode(Mode::Off)?;
+        let mut rate: f64 = 20.0;
+        let mut steps: Vec<Step> = Vec::new();
+        loop {
+            bound(self.origin)?;
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let step = self.step(Mode::Off, 0.0, rate, 8.0, 3.0, rate as u64);
+            let s = step.summary(Duration::MAX);
+            eprintln!(
+                "calibration: {rate:.0}/s offered, {:.0}/s served, CPU {:.0} %, p99 {:?} ms",
+                s.served_per_s, step.cpu_mean, s.p99
+            );
+            let saturated = step.cpu_mean >= 90.0 || s.served_per_s < 0.8 * rate;
+            let previous = steps.last().map(|p| (p.cpu_mean, p.offered));
+            let cpu_now = step.cpu_mean;
+            steps.push(step);
+            if saturated || rate > 5000.0 {
+                let r90 = match previous {
+                    Some((cpu_before, rate_before))
+                        if cpu_now > cpu_before && cpu_before < 90.0 =>
+                    {
+                        rate_before
+                            + (90.0 - cpu_before) / (cpu_now - cpu_before) * (rate - rate_before)
+                    }
+                    _ => rate,
+                };
+                return Ok((r90, steps));
+            }
+            rate *= 1.3;
+            std::thread::sleep(SETTLE);
+        }
+    }
+
+    /// 0.5x for [`STEP_TEST`] seconds, then 2x as long, in one open-loop run.
+    fn step_test(&self, mode: Mode, rate: f64) -> StepTest {
+        let phases = [
+            Phase {
+                rate: rate * 0.5,
+                seconds: STEP_TEST,
+            },
+            Phase {
+                rate: rate * 2.0,
+                seconds: STEP_TEST,
+            },
+        ];
+        let sent = generator::offer(self.server.addr, self.queries, &phases, 77);
+        let base: Vec<_> = sent
+            .iter()
+            .filter(|s| (STEP_TEST_WARMUP..STEP_TEST).contains(&s.due.as_secs_f64()))
+            .copied()
+            .collect();
+        let base_p99 = report::percentile(&report::latencies(&base, 200), 0.99);
+        let windows = report::windows(&sent, 1.0, 2.0 * STEP_TEST);
+        let recovery = base_p99.and_then(|p99| report::recovery(&windows, STEP_TEST, 3.0 * p99));
+        StepTest {
+            mode,
+            base_p99,
+            windows,
+            recovery,
+        }
+    }
+}
