@@ -99,6 +99,8 @@ def main(results_path: str, out_dir: str) -> None:
         _, colour, _ = MODES[step["mode"]]
         start = step["started_at_s"]
         ax.axvspan(start, start + step["seconds"] + 3, color=colour, alpha=0.12)
+    for mode, (label, colour, _) in modes.items():
+        ax.axvspan(0, 0, color=colour, alpha=0.12, label=label)
     ax.set_xlabel("seconds since the start of the run (shaded: steps, by mode)")
     ax.set_ylabel("cluster CPU % (node stats)")
     ax.set_ylim(0, 105)
