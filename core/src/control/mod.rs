@@ -314,7 +314,7 @@ impl LoadControl {
     /// drop does nothing. In the limit mode, an atomic increment and a clock read when
     /// admitted, and at the drop a clock read, a decrement and two additions; no lock and
     /// no allocation.
-    #[inline]
+    #[inline(always)]
     pub fn admit<'a, C: Clock + ?Sized>(
         &'a self,
         target: &str,
@@ -327,7 +327,7 @@ impl LoadControl {
     }
 
     /// [`LoadControl::admit`] for a request already classified.
-    #[inline]
+    #[inline(always)]
     pub fn admit_route<'a, C: Clock + ?Sized>(
         &'a self,
         route: Route,
@@ -346,7 +346,7 @@ impl LoadControl {
     /// # Errors
     ///
     /// The class to answer with the busy response when the request is rejected.
-    #[inline]
+    #[inline(always)]
     pub fn acquire<C: Clock + ?Sized>(&self, route: Route, clock: &C) -> Result<Ticket, Route> {
         // `check_route`'s fast path, on the same single load of the word.
         let (shift, reject_bit) = match route {
