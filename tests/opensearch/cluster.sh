@@ -17,6 +17,12 @@
 # only: the cluster's CPU signal is the cluster's, whatever runs on the other CPUs. `stop`
 # removes the cpuset.
 #
+# The 3 nodes share one JVM, and the JDK's CPU-load counters are per process: each node's
+# os.cpu.percent covers the time since *any* node last read it, so on an idle host the
+# busiest of three often reads 100 (19 of 30 polls, measured). Good for the tests, which
+# steer the nodes' figures; a load experiment wants LOAD_CLUSTER_NODES=1 (or one JVM per
+# node), as bench/closed_loop.sh does.
+#
 # The first start downloads OpenSearch and its security plugin from Maven Central (about
 # 150 MB into ~/.m2); later starts are offline. State lives in $LOAD_CLUSTER_DIR (default:
 # target/opensearch at the root of the checkout), wiped at each start: cluster/ and secure/
