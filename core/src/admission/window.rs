@@ -130,9 +130,11 @@ impl Window {
         slot.mean_us.store(least, Ordering::Relaxed);
     }
 
-    /// The bucket number of `at`, plus one (so that 0 means unused); wraps after 13 years.
+    /// The bucket number of `at`, plus one (so that 0 means unused): in `1..=u32::MAX`,
+    /// wrapping every 13.6 years of the clock's instants (a clock may count from any epoch).
     fn epoch(at: Instant) -> u32 {
-        ((at.as_millis() / BUCKET_MS) as u32).wrapping_add(1)
+        // Below u32::MAX, so that the cast keeps it and the addition cannot overflow.
+        ((at.as_millis() / BUCKET_MS) % u64::from(u32::MAX)) as u32 + 1
     }
 
     /// Records a completion at `now` that took `latency_us`; returns whether it opened a new
@@ -242,6 +244,29 @@ mod tests {
         assert!(window.record(ms(1_000), 9_000));
         let estimate = window.estimate(ms(1_100)).unwrap();
         assert_eq!((estimate.rate_per_s, estimate.latency_us), (10, 9_000));
+    }
+
+    #[test]
+    fn any_epoch_works_even_where_bucket_numbers_wrap() {
+        // A clock may count from any epoch (the Unix epoch, say): bucket numbers are 32
+        // bits and wrap every 13.6 years of its instants; around the wrap, the window
+        // neither panics nor stops learning.
+        let wrap = u64::from(u32::MAX) * BUCKET_MS;
+        for start in [wrap - 2_000, wrap - 100, wrap - 1, wrap, 1_764_547_200_000] {
+            let window = Window::new();
+            let mut learned = 0;
+            for step in 0..40 {
+                let now = ms(start + step * 50);
+                window.record(now, 2_000);
+                if window.estimate(now).is_some() {
+                    learned += 1;
+                }
+            }
+            assert!(
+                learned > 30,
+                "from {start}: an estimate in {learned} of 40 steps"
+            );
+        }
     }
 
     #[test]
