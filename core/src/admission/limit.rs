@@ -96,7 +96,13 @@ impl Limiter {
     /// Counts a request out that completed at `now`, admitted at `started`; the first
     /// completion of a new bucket recomputes the cap.
     pub(crate) fn leave(&self, started: Instant, now: Instant) {
-        self.inflight.fetch_sub(1, Ordering::Relaxed);
+        if self.inflight.fetch_sub(1, Ordering::Relaxed) == 0 {
+            // Nothing was in flight: a ticket from another control. Undo the wrap, which
+            // would otherwise reject everything from now on (at worst one request that
+            // races with it sees the wrapped count and is turned away).
+            self.inflight.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         self.completed.fetch_add(1, Ordering::Relaxed);
         let latency_us = now.saturating_duration_since(started).as_micros();
         let latency_us = u64::try_from(latency_us).unwrap_or(u64::MAX);

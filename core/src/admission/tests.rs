@@ -215,3 +215,19 @@ fn a_request_admitted_at_the_end_of_time_is_still_counted_out() {
     let ticket = Ticket::counted(Instant::from_micros(u64::MAX));
     assert_eq!(ticket.started(), Some(Instant::from_micros(u64::MAX - 1)));
 }
+
+#[test]
+fn a_ticket_released_on_another_control_cannot_wrap_its_count() {
+    // A misuse (two controls, a ticket handed to the wrong one) must not leave the other
+    // control with u32::MAX in flight, which would reject everything from then on.
+    let config = limit_config(70, 100);
+    let (issuer, other) = (
+        LoadControl::from_config(&config),
+        LoadControl::from_config(&config),
+    );
+    let clock = ManualClock::new(Instant::ZERO);
+    let ticket = issuer.acquire(Route::Web, &clock).expect("admitted");
+    other.release(ticket, clock.now());
+    assert_eq!(other.admission().in_flight, 0);
+    assert!(other.admit("/search", &clock).is_admitted());
+}

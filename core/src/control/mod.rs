@@ -426,7 +426,9 @@ impl LoadControl {
     }
 
     /// Counts out a request admitted with `ticket` that completed at `now`, recording its
-    /// latency (nothing for an uncounted ticket).
+    /// latency (nothing for an uncounted ticket). Release a ticket on the control that
+    /// issued it: one released elsewhere is ignored when that control has nothing in flight,
+    /// and otherwise counts one of its requests out early.
     pub fn release(&self, mut ticket: Ticket, now: Instant) {
         if let Some(started) = ticket.take() {
             self.limiter.leave(started, now);
