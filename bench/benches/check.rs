@@ -85,7 +85,8 @@ fn control_in(admission: AdmissionMode, cpu: u8) -> LoadControl {
 /// `admit` and the permit's drop, for an admitted web request: in Fess's mode (the default:
 /// the permit holds nothing, no clock is read), and in the limit mode disarmed (50 %) and
 /// armed (95 %, under the cap), where the request is counted in and out; then the limit
-/// mode's rejection at the cap, and its `check` (decided at the count, not counting). The
+/// mode's rejection at the cap, and its `check` (armed: rejected outright, as Fess's rule
+/// does, since `check` cannot count). The
 /// baseline is the default mode's `check` of the same path, in this group.
 fn admit(c: &mut Criterion) {
     let mut group = c.benchmark_group("admit");

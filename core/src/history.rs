@@ -64,9 +64,11 @@ pub struct ClusterPoint {
     pub cpu: Option<CpuPercent>,
     /// Whether the poll failed.
     pub failed: bool,
-    /// Whether web requests were being rejected after the poll.
+    /// Whether web requests were being rejected after the poll (in the limit mode:
+    /// whether the class was armed).
     pub rejecting_web: bool,
-    /// Whether API requests were being rejected after the poll.
+    /// Whether API requests were being rejected after the poll (in the limit mode:
+    /// whether the class was armed).
     pub rejecting_api: bool,
     /// Web requests rejected (in monitor mode: that would have been) since the previous
     /// point.

@@ -46,9 +46,11 @@ pub struct Stats {
     pub rejected_web: u32,
     /// API requests rejected (in monitor mode: that would have been).
     pub rejected_api: u32,
-    /// Whether web requests are in the rejecting state.
+    /// Whether web requests are in the rejecting state (in the limit mode: armed, so
+    /// admitted under the in-flight cap; see [`crate::AdmissionStats`]).
     pub rejecting_web: bool,
-    /// Whether API requests are in the rejecting state.
+    /// Whether API requests are in the rejecting state (in the limit mode: armed, so
+    /// admitted under the in-flight cap; see [`crate::AdmissionStats`]).
     pub rejecting_api: bool,
     /// Entries into the rejecting state, both classes.
     pub transitions: u32,

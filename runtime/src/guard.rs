@@ -160,6 +160,10 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
     /// Decides a request (see [`LoadControl::check`]); the first controlled request spawns
     /// the cluster monitor on this runtime, exactly once.
     ///
+    /// A checked request is not counted in flight: in the limit mode
+    /// (`load.control.admission=limit`) an armed class is rejected outright, as Fess's rule
+    /// does; use [`LoadGuard::admit`] and hold its permit for the in-flight cap.
+    ///
     /// # Performance
     ///
     /// [`LoadControl::check`] plus one relaxed load: no allocation, lock, clock read or

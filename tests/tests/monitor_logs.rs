@@ -132,6 +132,61 @@ async fn adaptive_sampler<R: Runtime + Default>() {
     );
 }
 
+/// The limit mode says what it does: a class is armed (not rejected), and a rejection is a
+/// request over the in-flight bound, with the cap and the ceiling.
+async fn limit_mode<R: Runtime + Default>() {
+    logs::start();
+    let source: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(90))));
+    let config = Config::from_properties(
+        "web.load.control=80\nload.control.admission=limit\nload.control.admission.initial=2",
+    )
+    .expect("config");
+    let mut control = config.control;
+    control.monitor_interval = Duration::from_millis(40);
+    let guard = LoadGuard::<R, _>::with_source(&control, source);
+    let _ = guard.check("/css/a.css"); // excluded: starts nothing
+    drop(guard.admit("/search"));
+    assert!(wait_until(Duration::from_secs(5), || guard
+        .control()
+        .admission()
+        .armed_web));
+    let held: Vec<_> = (0..2)
+        .filter_map(|_| guard.admit("/search").permit())
+        .collect();
+    assert_eq!(held.len(), 2, "the initial cap");
+    for _ in 0..3 {
+        assert!(!guard.admit("/search?q=x").is_admitted(), "over the cap");
+    }
+    let summary = "Rejecting request over the in-flight limit: ";
+    assert!(wait_until(Duration::from_secs(5), || !matching(
+        &logs::records(),
+        summary
+    )
+    .is_empty()));
+    drop(held);
+    guard.shutdown().await;
+
+    let records = logs::records();
+    let armed = matching(&records, "Load control: web requests now armed: ");
+    assert_eq!(armed.len(), 1, "{records:#?}");
+    assert_eq!(
+        armed[0].message,
+        "Load control: web requests now armed: in-flight cap 2 (cpu=90%, threshold=80%)"
+    );
+    let summaries = matching(&records, summary);
+    assert_eq!(summaries.len(), 1, "{summaries:#?}");
+    assert_eq!(summaries[0].level, log::Level::Info);
+    assert_eq!(
+        summaries[0].message,
+        "Rejecting request over the in-flight limit: 3 web request(s) (armed) since the last \
+         poll, cap=2, ceiling=10, cpu=90%"
+    );
+    assert!(
+        matching(&records, "Rejecting request due to high CPU load").is_empty(),
+        "Fess's wording is for Fess's mode: {records:#?}"
+    );
+}
+
 /// Asking for the cgroup where there is none to read falls back to the host with one line.
 fn cgroup_fallback_is_one_line() {
     logs::start();
@@ -162,4 +217,6 @@ fn monitors_log_like_fess_with_bounded_volume_and_no_credentials() {
     async_std::task::block_on(cluster_monitor::<load_async_std::AsyncStd>());
     smol::block_on(adaptive_sampler::<load_smol::Smol>());
     async_std::task::block_on(adaptive_sampler::<load_async_std::AsyncStd>());
+    smol::block_on(limit_mode::<load_smol::Smol>());
+    async_std::task::block_on(limit_mode::<load_async_std::AsyncStd>());
 }

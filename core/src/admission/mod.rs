@@ -135,6 +135,8 @@ impl<P> Admission<P> {
     }
 
     /// The permit, if admitted.
+    #[must_use = "a permit dropped at once counts its request out as complete: bind it for \
+                  as long as the request is served"]
     pub fn permit(self) -> Option<P> {
         match self {
             Admission::Admitted(permit) => Some(permit),
@@ -212,8 +214,10 @@ pub struct AdmissionStats {
     pub armed_web: bool,
     /// Whether the API class is armed.
     pub armed_api: bool,
-    /// The in-flight cap while armed (twice it while disarmed).
+    /// The in-flight cap while armed.
     pub cap: u32,
+    /// The in-flight ceiling while disarmed: `2 cap + ⌈3 √(2 cap)⌉`.
+    pub ceiling: u32,
     /// Whether the cap was learnt from completions (else it is the initial one).
     pub learned: bool,
     /// Admitted, counted requests in flight now.

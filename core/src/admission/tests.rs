@@ -231,3 +231,33 @@ fn a_ticket_released_on_another_control_cannot_wrap_its_count() {
     assert_eq!(other.admission().in_flight, 0);
     assert!(other.admit("/search", &clock).is_admitted());
 }
+
+#[test]
+fn check_cannot_count_so_armed_it_sheds_its_class_as_fess_does() {
+    // A server that calls only `check` counts nothing in flight: armed, the limit mode
+    // must not admit all of it under a cap nobody fills.
+    let control = LoadControl::from_config(&limit_config(70, 100));
+    let clock = ManualClock::new(Instant::ZERO);
+    assert_eq!(
+        control.check("/search"),
+        Decision::Allow,
+        "disarmed, nothing in flight"
+    );
+    poll(&control, &clock, 99);
+    assert_eq!(control.admission().in_flight, 0);
+    for _ in 0..100 {
+        assert_eq!(control.check("/search"), Decision::Reject(Route::Web));
+    }
+    assert_eq!(
+        control.check("/api/v1/x"),
+        Decision::Allow,
+        "the API is off"
+    );
+    assert_eq!(control.check("/css/a.css"), Decision::Allow, "excluded");
+    // Through the cool-off, then admitted again.
+    poll(&control, &clock, 10);
+    poll(&control, &clock, 10);
+    assert_eq!(control.check("/search"), Decision::Reject(Route::Web));
+    poll(&control, &clock, 10);
+    assert_eq!(control.check("/search"), Decision::Allow);
+}

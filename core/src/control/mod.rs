@@ -199,6 +199,12 @@ impl LoadControl {
     /// cluster CPU is at or above the threshold). In [`Mode::Monitor`] it is admitted and
     /// counted instead.
     ///
+    /// In the limit mode ([`AdmissionMode::Limit`]) `check` cannot count the request in
+    /// flight, so it rejects while the class is armed (its threshold reached, and for the
+    /// cool-off after), as in Fess's mode, and admits otherwise unless the requests
+    /// [`LoadControl::admit`] counts are at their ceiling: the in-flight cap needs `admit`
+    /// and its permits.
+    ///
     /// # Performance
     ///
     /// One pass over the target, then one relaxed atomic load of the latch and one of the
@@ -280,13 +286,15 @@ impl LoadControl {
         }
     }
 
-    /// [`LoadControl::check`] in the limit mode: the decision [`LoadControl::admit`] would
-    /// make at the present in-flight count, without counting the request.
+    /// [`LoadControl::check`] in the limit mode. A checked request is not counted, so an
+    /// armed class rejects it, as Fess's rule does (a server that only checks would
+    /// otherwise admit everything under a cap nobody fills); disarmed, it is admitted below
+    /// the ceiling of the requests [`LoadControl::admit`] counts.
     #[cold]
     fn check_limited(&self, word: Word, route: Route) -> Decision {
+        let armed = self.armed(word, route);
         // No clock here: the probe's halving is for counted admissions only.
-        let limit = self.limiter.limit(self.armed(word, route), None);
-        if self.limiter.in_flight() < limit {
+        if !armed && self.limiter.in_flight() < self.limiter.limit(false, None) {
             Decision::Allow
         } else {
             self.reject(word, route)
@@ -444,6 +452,7 @@ impl LoadControl {
             armed_web: word.rejecting(false),
             armed_api: word.rejecting(true),
             cap: self.limiter.cap(),
+            ceiling: self.limiter.limit(false, None),
             learned: self.limiter.learned(),
             in_flight: self.limiter.in_flight(),
             completed: self.limiter.completed(),
@@ -529,6 +538,33 @@ impl LoadControl {
         let settings = self.settings();
         let threshold = self.threshold(route).unwrap_or(Threshold::OFF);
         let cpu = self.gauge.cpu();
+        if settings.admission == AdmissionMode::Limit {
+            // Armed is not rejected: say what a request meets now, and the bound's size.
+            let (verb, bound, limit) = match (rejecting, settings.mode) {
+                (true, Mode::Enforce) => ("now armed", "in-flight cap", self.limiter.cap()),
+                (true, Mode::Monitor) => (
+                    "now armed (monitor mode: still admitted)",
+                    "in-flight cap",
+                    self.limiter.cap(),
+                ),
+                (false, _) => (
+                    "disarmed",
+                    "in-flight ceiling",
+                    self.limiter.limit(false, None),
+                ),
+            };
+            match cpu {
+                Some(cpu) => log::info!(
+                    "Load control: {route} requests {verb}: {bound} {limit} \
+                     (cpu={cpu}, threshold={threshold}%)"
+                ),
+                None => log::info!(
+                    "Load control: {route} requests {verb}: {bound} {limit} \
+                     (cpu unknown, threshold={threshold}%)"
+                ),
+            }
+            return;
+        }
         let verb = match (rejecting, settings.mode) {
             (true, Mode::Enforce) => "now rejected",
             (true, Mode::Monitor) => "now over the threshold (monitor mode: still admitted)",

@@ -176,6 +176,10 @@ fn log_rejections(control: &LoadControl, (web, api): (u32, u32)) {
     let threshold = |route| control.threshold(route).unwrap_or(Threshold::OFF);
     let cpu = control.cpu().map_or(0, CpuPercent::get);
     let (w, a) = (threshold(Route::Web), threshold(Route::Api));
+    if control.settings().admission == AdmissionMode::Limit {
+        log_limited(control, (web, api), cpu);
+        return;
+    }
     let prefix = match control.settings().mode {
         Mode::Enforce => "Rejecting request due to high CPU load:",
         Mode::Monitor => "Would reject request due to high CPU load (monitor mode, admitted):",
@@ -190,6 +194,33 @@ fn log_rejections(control: &LoadControl, (web, api): (u32, u32)) {
         _ => log::info!(
             "{prefix} {web} web (threshold={w}%) and {api} API (threshold={a}%) request(s) \
              since the last poll, cpu={cpu}%"
+        ),
+    }
+}
+
+/// [`log_rejections`] in the limit mode: a rejection there is a request over the in-flight
+/// bound (the cap while its class is armed, the ceiling while not), not one the CPU refused.
+fn log_limited(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
+    let admission = control.admission();
+    let prefix = match control.settings().mode {
+        Mode::Enforce => "Rejecting request over the in-flight limit:",
+        Mode::Monitor => "Would reject request over the in-flight limit (monitor mode, admitted):",
+    };
+    let state = |armed: bool| if armed { "armed" } else { "disarmed" };
+    let (w, a) = (state(admission.armed_web), state(admission.armed_api));
+    let (cap, ceiling) = (admission.cap, admission.ceiling);
+    match (web, api) {
+        (_, 0) => log::info!(
+            "{prefix} {web} web request(s) ({w}) since the last poll, cap={cap}, \
+             ceiling={ceiling}, cpu={cpu}%"
+        ),
+        (0, _) => log::info!(
+            "{prefix} {api} API request(s) ({a}) since the last poll, cap={cap}, \
+             ceiling={ceiling}, cpu={cpu}%"
+        ),
+        _ => log::info!(
+            "{prefix} {web} web ({w}) and {api} API ({a}) request(s) since the last poll, \
+             cap={cap}, ceiling={ceiling}, cpu={cpu}%"
         ),
     }
 }
