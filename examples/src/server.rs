@@ -294,7 +294,21 @@ fn describe(config: &load_smol::Config, runtime: RuntimeKind) {
              (single-box mode, as when the search engine runs on this host)"
         ),
     }
-    if config.control.http_control_enabled() {
+    if config.control.http_control_enabled()
+        && config.control.admission == load_smol::AdmissionMode::Limit
+    {
+        log::info!(
+            "HTTP load control (load.control.admission=limit): at cluster CPU >= {}% (web) and \
+             >= {}% (API), and for {} polls after, requests are admitted under an in-flight cap \
+             learnt from their completions (initially {}), the rest get 429 (>= 100 means \
+             never); polled every {:?} from the first controlled request",
+            config.control.web_threshold,
+            config.control.api_threshold,
+            config.control.admission_cooloff,
+            config.control.admission_initial,
+            config.control.monitor_interval
+        );
+    } else if config.control.http_control_enabled() {
         log::info!(
             "HTTP load control: web requests get 429 at cluster CPU >= {}%, API requests at >= {}% \
              (>= 100 means never); polled every {:?} from the first controlled request",
