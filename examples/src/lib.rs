@@ -3,7 +3,8 @@
 //!
 //! The binary `search-server` is a thin `main` over this library; the end-to-end tests run
 //! the same code in-process. What to copy into your own server is in [`app::App::handle`]:
-//! one `guard.check(target)` before routing, and the prebuilt busy response on rejection.
+//! one `guard.admit(target)` before routing, its permit held until the answer is complete,
+//! and the prebuilt busy response on rejection.
 #![forbid(unsafe_code)]
 
 pub mod app;

@@ -412,7 +412,12 @@ async fn the_limit_mode_is_visible<R: Serve>() {
     assert_eq!(admission["armed"]["web"], true, "{stats}");
     assert_eq!(admission["armed"]["api"], false, "{stats}");
     assert_eq!(admission["in_flight"], 0, "{stats}");
-    assert!(admission["cap"].as_u64().expect("cap") >= 3, "{stats}");
+    let cap = admission["cap"].as_u64().expect("cap");
+    assert!(cap >= 3, "{stats}");
+    assert!(
+        admission["ceiling"].as_u64().expect("ceiling") > 2 * cap,
+        "disarmed, twice the cap and a margin: {stats}"
+    );
     assert!(
         admission["completed"].as_u64().expect("completed") >= 6,
         "{stats}"

@@ -46,6 +46,7 @@ impl<R: Runtime + Default> App<R> {
                     "api": stats.admission.armed_api,
                 },
                 "cap": stats.admission.cap,
+                "ceiling": stats.admission.ceiling,
                 "cap_learned": stats.admission.learned,
                 "in_flight": stats.admission.in_flight,
                 "completed": stats.admission.completed,
