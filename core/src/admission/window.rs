@@ -11,10 +11,10 @@ pub(crate) const BUCKET_MS: u64 = 100;
 /// Seconds of latencies kept: the latency the cap assumes is the least per-bucket mean of
 /// them, a latency without a queue as long as one of their buckets had none.
 pub(crate) const SECONDS: usize = 10;
-/// Latencies are summed in units of 100 µs, each clamped to a minute, so that a bucket's
-/// sum stays within 32 bits (40,000 completions of a minute each).
+/// Latencies are summed in units of 100 µs, each clamped to ten seconds: a bucket's sum
+/// stays within 32 bits for 42,949 completions of ten seconds each, and saturates beyond.
 const TICK_US: u64 = 100;
-const MAX_TICKS: u32 = 600_000;
+const MAX_TICKS: u32 = 100_000;
 
 /// One bucket: which bucket of time it holds, its completions and their summed latency.
 struct Bucket {
@@ -132,7 +132,7 @@ impl Window {
 
     /// The bucket number of `at`, plus one (so that 0 means unused): in `1..=u32::MAX`,
     /// wrapping every 13.6 years of the clock's instants (a clock may count from any epoch).
-    fn epoch(at: Instant) -> u32 {
+    pub(crate) fn epoch(at: Instant) -> u32 {
         // Below u32::MAX, so that the cast keeps it and the addition cannot overflow.
         ((at.as_millis() / BUCKET_MS) % u64::from(u32::MAX)) as u32 + 1
     }
@@ -143,15 +143,17 @@ impl Window {
         let epoch = Self::epoch(now);
         let bucket = &self.buckets[epoch as usize % BUCKETS];
         let seen = bucket.epoch.load(Ordering::Acquire);
+        if seen != epoch {
+            // The second before this bucket's, if it just ended, is complete: keep its mean
+            // while its buckets, this one among them, still hold it.
+            self.close_second(epoch);
+        }
         let opened = seen != epoch
             && bucket
                 .epoch
                 .compare_exchange(seen, epoch, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok();
         if opened {
-            // The second before this bucket's, if it just ended, is complete: keep its mean
-            // before its buckets are reused.
-            self.close_second(epoch);
             // Completions that race with the reset may be lost or kept: a bucket is an
             // estimate, and only its winner resets it.
             bucket.completions.store(0, Ordering::Relaxed);
@@ -161,7 +163,15 @@ impl Window {
             .unwrap_or(MAX_TICKS)
             .min(MAX_TICKS);
         bucket.completions.fetch_add(1, Ordering::Relaxed);
-        bucket.ticks.fetch_add(ticks, Ordering::Relaxed);
+        if bucket
+            .ticks
+            .fetch_add(ticks, Ordering::Relaxed)
+            .checked_add(ticks)
+            .is_none()
+        {
+            // Wrapped: saturate (a racing addition may wrap it again, and is caught so).
+            bucket.ticks.store(u32::MAX, Ordering::Relaxed);
+        }
         opened
     }
 
@@ -242,8 +252,11 @@ mod tests {
         assert!(!window.record(ms(50), 1_000));
         // The same slot, one window later.
         assert!(window.record(ms(1_000), 9_000));
+        assert_eq!(window.buckets[1].mean_us(), Some(9_000));
         let estimate = window.estimate(ms(1_100)).unwrap();
-        assert_eq!((estimate.rate_per_s, estimate.latency_us), (10, 9_000));
+        // One completion in 100 ms; the least mean is still the first second's, which the
+        // slot held before it was reused.
+        assert_eq!((estimate.rate_per_s, estimate.latency_us), (10, 1_000));
     }
 
     #[test]
@@ -276,7 +289,28 @@ mod tests {
             window.record(ms(0), u64::MAX);
         }
         let estimate = window.estimate(ms(100)).unwrap();
-        assert_eq!(estimate.latency_us, 60_000_000);
-        assert_eq!(estimate.in_flight(), 600_000);
+        assert_eq!(estimate.latency_us, 10_000_000, "clamped to 10 s");
+        assert_eq!(estimate.in_flight(), 100_000);
+        // Beyond what 32 bits hold (42,949 of 10 s), the sum saturates instead of wrapping
+        // to a small mean.
+        for _ in 0..49_000 {
+            window.record(ms(150), 60_000_000);
+        }
+        let mean = window.buckets[2].mean_us().unwrap();
+        assert!(mean > 8_000_000, "{mean} µs");
+    }
+
+    #[test]
+    fn the_first_bucket_of_a_second_counts_in_its_least_mean() {
+        let window = Window::new();
+        // Second 1: its first bucket 1 ms, the others 100 ms; then seconds 2 and 3.
+        for _ in 0..10 {
+            window.record(ms(1_000), 1_000);
+        }
+        for at in (1_100..4_000).step_by(100) {
+            window.record(ms(at), 100_000);
+        }
+        let estimate = window.estimate(ms(4_000)).unwrap();
+        assert_eq!(estimate.latency_us, 1_000, "second 1's least bucket mean");
     }
 }
