@@ -42,6 +42,9 @@ pub(crate) struct Limiter {
     learned: AtomicU32,
     /// Completions in all (wrapping).
     completed: AtomicU32,
+    /// The bucket the cap was last learnt in (0: never): a cap older than the window is
+    /// not used, the floor is.
+    learned_at: AtomicU32,
     window: Window,
 }
 
@@ -54,6 +57,7 @@ impl Limiter {
             floor: AtomicU32::new(initial),
             learned: AtomicU32::new(0),
             completed: AtomicU32::new(0),
+            learned_at: AtomicU32::new(0),
             window: Window::new(),
         }
     }
@@ -63,7 +67,12 @@ impl Limiter {
     /// floor), the ceiling while disarmed.
     #[inline]
     pub(crate) fn limit(&self, armed: bool, now: Option<Instant>) -> u32 {
-        let cap = self.cap.load(Ordering::Relaxed);
+        let mut cap = self.cap.load(Ordering::Relaxed);
+        if let Some(now) = now
+            && self.stale(now)
+        {
+            cap = self.floor.load(Ordering::Relaxed);
+        }
         if !armed {
             ceiling(cap)
         } else if now.is_some_and(probing) {
@@ -71,6 +80,14 @@ impl Limiter {
         } else {
             cap
         }
+    }
+
+    /// Whether the cap was learnt more than a window before `now` (no completion since):
+    /// it says nothing about the cluster now, and the floor applies until one comes.
+    #[inline]
+    fn stale(&self, now: Instant) -> bool {
+        let at = self.learned_at.load(Ordering::Relaxed);
+        at != 0 && Window::epoch(now).wrapping_sub(at) as usize > super::window::BUCKETS
     }
 
     /// Counts a request in if fewer than `limit` are in flight; whether it was. At the limit
@@ -96,11 +113,7 @@ impl Limiter {
     /// Counts a request out that completed at `now`, admitted at `started`; the first
     /// completion of a new bucket recomputes the cap.
     pub(crate) fn leave(&self, started: Instant, now: Instant) {
-        if self.inflight.fetch_sub(1, Ordering::Relaxed) == 0 {
-            // Nothing was in flight: a ticket from another control. Undo the wrap, which
-            // would otherwise reject everything from now on (at worst one request that
-            // races with it sees the wrapped count and is turned away).
-            self.inflight.fetch_add(1, Ordering::Relaxed);
+        if !self.abandon() {
             return;
         }
         self.completed.fetch_add(1, Ordering::Relaxed);
@@ -111,14 +124,38 @@ impl Limiter {
         }
     }
 
-    /// Sets the cap from the window's estimate, never below the floor.
+    /// Counts a request out without recording it (its latency is not the cluster's: the
+    /// client went away, or it was answered without the cluster); whether one was in
+    /// flight. With nothing in flight (a ticket from another control) the count stays at
+    /// zero instead of wrapping to `u32::MAX`, which would reject everything from then on.
+    pub(crate) fn abandon(&self) -> bool {
+        self.inflight
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
+    /// Sets the cap from the window's estimate, never below the floor, and never above the
+    /// ceiling of what is in flight or allowed now: however a bucket's completions line up
+    /// (requests held for a minute, then completed together), the cap grows by at most
+    /// the ceiling's factor a bucket, as fast as real load needs, not to what no load ever
+    /// held. An empty window (no completion for a second) starts over from the floor, so
+    /// that a step in load after a quiet spell meets the cold start's bound.
     fn learn(&self, now: Instant) {
-        if let Some(estimate) = self.window.estimate(now) {
-            let floor = self.floor.load(Ordering::Relaxed);
-            self.cap
-                .store(estimate.in_flight().max(floor), Ordering::Relaxed);
-            self.learned.store(1, Ordering::Relaxed);
+        let floor = self.floor.load(Ordering::Relaxed);
+        match self.window.estimate(now) {
+            Some(estimate) => {
+                let held = self.inflight.load(Ordering::Relaxed);
+                let bound = ceiling(held.max(self.cap.load(Ordering::Relaxed)));
+                let cap = estimate.in_flight().min(bound).max(floor);
+                self.cap.store(cap, Ordering::Relaxed);
+                self.learned.store(1, Ordering::Relaxed);
+            }
+            None => {
+                self.cap.store(floor, Ordering::Relaxed);
+                self.learned.store(0, Ordering::Relaxed);
+            }
         }
+        self.learned_at.store(Window::epoch(now), Ordering::Relaxed);
     }
 
     /// A new floor (and the cap, if nothing was learnt yet).
@@ -172,6 +209,10 @@ mod tests {
         }
     }
 
+    fn ms(n: u64) -> Instant {
+        Instant::from_millis(n)
+    }
+
     #[test]
     fn the_cap_starts_at_the_floor_and_follows_completions() {
         let limiter = Limiter::new(4);
@@ -187,18 +228,39 @@ mod tests {
             limiter.enter();
         }
         for _ in 0..44 {
-            limiter.leave(Instant::from_millis(0), Instant::from_millis(100));
+            limiter.leave(ms(0), ms(100));
         }
-        // The next bucket's first completion learns from it.
+        // The next bucket's first completion learns from it, growing by at most the
+        // ceiling of the cap (4) at a time: 17, then 44 a bucket later.
         limiter.enter();
-        limiter.leave(Instant::from_millis(200), Instant::from_millis(210));
+        limiter.leave(ms(110), ms(210));
         assert!(limiter.learned());
+        assert_eq!(limiter.cap(), 17);
+        limiter.enter();
+        limiter.leave(ms(200), ms(300));
         assert_eq!(limiter.cap(), 44);
         assert_eq!(limiter.in_flight(), 0);
-        assert_eq!(limiter.completed(), 45);
+        assert_eq!(limiter.completed(), 46);
+        assert_eq!(limiter.limit(true, Some(ms(350))), 44);
+        // No completion for more than a window: the floor again, until one comes.
+        assert_eq!(limiter.limit(true, Some(ms(1_400))), 4);
+        assert_eq!(limiter.limit(false, Some(ms(1_400))), 17);
         // Armed, the first 200 ms of every 10 s halve the cap (a probe).
-        assert_eq!(limiter.limit(true, Some(Instant::from_millis(10_050))), 22);
-        assert_eq!(limiter.limit(true, Some(Instant::from_millis(10_250))), 44);
+        for _ in 0..44 {
+            limiter.enter();
+        }
+        for _ in 0..44 {
+            limiter.leave(ms(9_800), ms(9_900));
+        }
+        // (After the quiet spell the window started over from the floor: 4, 17, 44.)
+        limiter.enter();
+        limiter.leave(ms(9_950), ms(10_050));
+        assert_eq!(limiter.cap(), 17);
+        limiter.enter();
+        limiter.leave(ms(10_000), ms(10_100));
+        assert_eq!(limiter.cap(), 44);
+        assert_eq!(limiter.limit(true, Some(ms(10_110))), 22);
+        assert_eq!(limiter.limit(true, Some(ms(10_250))), 44);
         limiter.set_floor(100);
         assert_eq!(limiter.cap(), 100, "never below the floor");
     }

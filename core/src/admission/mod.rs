@@ -15,7 +15,19 @@
 //!   (default 8). That is what the cluster serves, in flight, without a queue: a queue that
 //!   built up since is not taken for the cluster's latency, and a per-request minimum
 //!   (which tends to zero and would starve the cluster) is not used. The cap is learnt at
-//!   the first completion of every bucket.
+//!   the first completion of every bucket, and grows by at most the ceiling's factor at a
+//!   time (never above the ceiling of what is in flight or allowed then), so completions
+//!   that line up (requests held for a minute, completed together) cannot teach it what
+//!   no load held. A window without a completion for a second starts over from the floor,
+//!   and so does a cap learnt more than a second ago: a step in load after a quiet spell
+//!   meets the cold start's bound.
+//! - **What is recorded** is the cluster's latency: a request whose latency is not the
+//!   cluster's is abandoned ([`LoadControl::abandon`], [`Permit::abandon`]) instead, counted
+//!   out without a completion. The tower layer abandons a response future dropped before
+//!   it was ready (the client went away, or the service panicked); the demo abandons its
+//!   404s. Recorded, many instant answers would lower the least latency, and the cap with
+//!   it, for the ten seconds it is kept: the estimator's one lever a client holds, as in
+//!   the shedders it follows.
 //! - **Armed**, a request is admitted while fewer than the cap are in flight; the first
 //!   200 ms of every ten seconds, fewer than half of it (a probe, after BBR's ProbeRTT: the
 //!   queue the cap allows drains, and the latency the cap assumes is measured again).
@@ -43,7 +55,7 @@
 //! with nothing to do: admitting reads what [`crate::LoadControl::check`] reads and nothing
 //! more, and dropping the permit does nothing. In the limit mode an admitted request does an
 //! atomic increment and a clock read; its permit, when dropped, a clock read, a decrement
-//! and two additions to its bucket.
+//! and two additions to its bucket; abandoned, a decrement.
 
 mod limit;
 mod window;
@@ -186,6 +198,13 @@ impl<'a, C: Clock + ?Sized> Permit<'a, C> {
     #[must_use]
     pub fn is_counted(&self) -> bool {
         self.ticket.is_counted()
+    }
+
+    /// Counts the request out without recording its latency ([`LoadControl::abandon`]):
+    /// the client went away, or it was answered without the cluster.
+    pub fn abandon(mut self) {
+        let ticket = core::mem::replace(&mut self.ticket, Ticket::UNCOUNTED);
+        self.control.abandon(ticket);
     }
 }
 

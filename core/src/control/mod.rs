@@ -443,6 +443,18 @@ impl LoadControl {
         }
     }
 
+    /// Counts out a request admitted with `ticket` without recording it as a completion:
+    /// for a request whose latency is not the cluster's, because the client went away (a
+    /// response future dropped before it was ready) or it was answered without the cluster
+    /// (a 404 of the front end's own, a cache hit). Recorded, such requests would teach the
+    /// cap a latency the cluster never gave: many instant ones lower it, for up to the ten
+    /// seconds the least latency is kept.
+    pub fn abandon(&self, mut ticket: Ticket) {
+        if ticket.take().is_some() {
+            self.limiter.abandon();
+        }
+    }
+
     /// The limit mode's state: whether each class is armed, the cap, the requests in
     /// flight, the completions.
     #[must_use]
