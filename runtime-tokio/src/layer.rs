@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use futures::future::{Either, Ready, ready};
 use http::{Request, Response};
-use load_runtime::{Admission, CpuSource, RequestPermit};
+use load_runtime::{Admission, CpuSource, PendingPermit};
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
@@ -150,7 +150,7 @@ where
         match self.guard.admit(target) {
             Admission::Admitted(permit) => Either::Left(ResponseFuture {
                 inner: self.inner.call(request),
-                permit: Some(permit),
+                permit: PendingPermit::new(permit),
             }),
             Admission::Rejected(route) => {
                 Either::Right(ready(Ok(self.guard.busy_http_response(route))))
@@ -161,11 +161,13 @@ where
 
 pin_project! {
     /// The inner service's response future, holding the request's permit until it is
-    /// ready.
+    /// ready. Dropped before that (the client went away, or the inner service panicked),
+    /// it abandons the permit ([`load_runtime::RequestPermit::abandon`]): counted out, but its latency,
+    /// which is the client's choice and not the cluster's, is not recorded.
     pub struct ResponseFuture<F> {
         #[pin]
         inner: F,
-        permit: Option<RequestPermit>,
+        permit: PendingPermit,
     }
 }
 
@@ -175,8 +177,8 @@ impl<F: Future> Future for ResponseFuture<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let output = std::task::ready!(this.inner.poll(cx));
-        // The answer is complete: counted out now, not when the future is dropped.
-        drop(this.permit.take());
+        // The answer is complete: counted out and recorded now.
+        this.permit.complete();
         Poll::Ready(output)
     }
 }

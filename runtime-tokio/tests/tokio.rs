@@ -180,6 +180,54 @@ async fn the_layer_holds_each_permit_while_the_service_answers() {
     guard.shutdown().await;
 }
 
+/// Found by an adversarial review: a client that hangs up before the answer let the layer
+/// record a completion as fast as the client chose, which teaches the cap a latency the
+/// cluster never gave. Dropped before it is ready, the response future abandons its
+/// permit: counted out, not recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_hangs_up_is_counted_out_but_not_recorded() {
+    let mut config = config(70, 100);
+    config.admission = load_tokio::AdmissionMode::Limit;
+    config.admission_initial = 2;
+    let guard = LoadGuard::with_source(&config, Dial::at(10));
+    let addr = serve(guard.clone()).await;
+    let mut streams = Vec::new();
+    for _ in 0..5 {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        stream
+            .write_all(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .expect("write");
+        streams.push(stream);
+    }
+    assert!(
+        eventually(Duration::from_secs(5), || guard
+            .control()
+            .admission()
+            .in_flight
+            == 5)
+        .await,
+        "{:?}",
+        guard.control().admission()
+    );
+    drop(streams);
+    assert!(
+        eventually(Duration::from_secs(5), || guard
+            .control()
+            .admission()
+            .in_flight
+            == 0)
+        .await,
+        "{:?}",
+        guard.control().admission()
+    );
+    assert_eq!(guard.control().admission().completed, 0, "nothing recorded");
+    // One that waits for its answer is recorded.
+    assert_eq!(get_raw(addr, "/slow").await.status, 200);
+    assert_eq!(guard.control().admission().completed, 1);
+    guard.shutdown().await;
+}
+
 /// Found by a newcomer trial on axum: with a route that takes a path parameter, Fess's
 /// static-extension rule let `/api/v1/documents/42.css` reach the API handler at 95 %.
 /// Kept as the default; with the static files' prefixes named, it is controlled.

@@ -17,7 +17,7 @@ pub use config_file::{ReadConfigError, env_config, read_config, read_config_with
 pub use guard::LoadGuard;
 #[cfg(feature = "http")]
 pub use http::http_response;
-pub use permit::RequestPermit;
+pub use permit::{PendingPermit, RequestPermit};
 pub use runtime::Runtime;
 
 /// The core crate, for everything not re-exported here.

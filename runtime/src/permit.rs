@@ -1,4 +1,5 @@
-//! [`RequestPermit`]: a served request's permit from a [`crate::LoadGuard`].
+//! [`RequestPermit`]: a served request's permit from a [`crate::LoadGuard`], and
+//! [`PendingPermit`], which records it only when the answer is complete.
 
 use std::fmt;
 use std::sync::Arc;
@@ -36,6 +37,16 @@ impl RequestPermit {
     pub fn is_counted(&self) -> bool {
         self.counted.is_some()
     }
+
+    /// Counts the request out without recording it as a completion
+    /// ([`load_core::LoadControl::abandon`]): call it when the client went away before the
+    /// answer, or when the request was answered without the cluster (a 404 of your own, a
+    /// cache hit), whose latency would teach the in-flight cap one the cluster never gave.
+    pub fn abandon(mut self) {
+        if let Some((shared, ticket)) = self.counted.take() {
+            shared.control.abandon(ticket);
+        }
+    }
 }
 
 impl Drop for RequestPermit {
@@ -51,5 +62,44 @@ impl fmt::Debug for RequestPermit {
         f.debug_struct("RequestPermit")
             .field("counted", &self.is_counted())
             .finish()
+    }
+}
+
+/// A permit held until the answer is ready: [`PendingPermit::complete`] counts the request
+/// out and records its latency; dropped before that (the client went away, the future was
+/// cancelled, the handler panicked), it abandons the permit ([`RequestPermit::abandon`]),
+/// so that a latency the client chose never teaches the in-flight cap. What a response
+/// future holds: the tower layer of `load-tokio` and the demo's handler do.
+///
+/// ```
+/// # use load_runtime::{PendingPermit, RequestPermit};
+/// # fn admitted() -> RequestPermit { unimplemented!() }
+/// # fn _doc() {
+/// let mut pending = PendingPermit::new(admitted());
+/// // ... the answer is produced, across `.await` ...
+/// pending.complete(); // recorded; had the future been dropped first: abandoned
+/// # }
+/// ```
+#[derive(Debug)]
+#[must_use = "a pending permit dropped at once abandons its request"]
+pub struct PendingPermit(Option<RequestPermit>);
+
+impl PendingPermit {
+    /// Holds `permit` until [`PendingPermit::complete`].
+    pub fn new(permit: RequestPermit) -> PendingPermit {
+        PendingPermit(Some(permit))
+    }
+
+    /// The answer is complete: counts the request out and records its latency, once.
+    pub fn complete(&mut self) {
+        drop(self.0.take());
+    }
+}
+
+impl Drop for PendingPermit {
+    fn drop(&mut self) {
+        if let Some(permit) = self.0.take() {
+            permit.abandon();
+        }
     }
 }
