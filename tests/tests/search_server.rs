@@ -406,6 +406,7 @@ async fn the_limit_mode_is_visible<R: Serve>() {
     for _ in 0..5 {
         assert_eq!(get(addr, "/search?q=a").await.status, 200);
     }
+    assert_eq!(get(addr, "/no-such-page").await.status, 404);
     let stats = stats(addr);
     let admission = &stats["admission"];
     assert_eq!(admission["mode"], "limit", "{stats}");
@@ -418,10 +419,8 @@ async fn the_limit_mode_is_visible<R: Serve>() {
         admission["ceiling"].as_u64().expect("ceiling") > 2 * cap,
         "disarmed, twice the cap and a margin: {stats}"
     );
-    assert!(
-        admission["completed"].as_u64().expect("completed") >= 6,
-        "{stats}"
-    );
+    // The home page and the five searches; a 404 is abandoned, not recorded.
+    assert_eq!(admission["completed"], 6, "{stats}");
     assert_eq!(stats["rejected_web"], 0, "{stats}");
 
     let text = get(addr, "/metrics").await.text();

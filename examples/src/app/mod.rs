@@ -18,7 +18,8 @@ use hyper::{Request, Response};
 use load_smol::load_runtime::{BackgroundGate, LoadGuard};
 use load_smol::monitor::Stop;
 use load_smol::{
-    Admission, Config, FixedSource, FromConfig, OpenSearchSource, Role, Runtime, SystemSource,
+    Admission, Config, FixedSource, FromConfig, OpenSearchSource, PendingPermit, Role, Runtime,
+    SystemSource,
 };
 
 use crate::cluster::ClusterClient;
@@ -301,12 +302,27 @@ impl<R: Runtime + Default> App<R> {
             }
         };
         async move {
-            let response = match routed {
-                Routed::Ready(response) => response,
-                Routed::Search { search, api, query } => self.searched(search, api, &query).await,
-            };
-            drop(permit); // the answer is complete
-            response
+            match routed {
+                Routed::Ready(response) => {
+                    // A page that does not exist did no work: recorded, many instant 404s
+                    // would teach the in-flight cap a latency no search has.
+                    if let Some(permit) = permit
+                        && response.status() == hyper::StatusCode::NOT_FOUND
+                    {
+                        permit.abandon();
+                    }
+                    response
+                }
+                Routed::Search { search, api, query } => {
+                    // Abandoned if the client goes away before the search has run.
+                    let mut pending = permit.map(PendingPermit::new);
+                    let response = self.searched(search, api, &query).await;
+                    if let Some(pending) = &mut pending {
+                        pending.complete(); // the answer is complete
+                    }
+                    response
+                }
+            }
         }
     }
 }
