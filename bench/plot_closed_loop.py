@@ -28,6 +28,16 @@ def note(results) -> str:
     return f"cluster not isolated; 1x = {results['rate_1x_per_s']:.0f} searches/s"
 
 
+def finish(fig, ax, results, path, legend=8, grid="major", bottom=0.03, loc="best") -> None:
+    """The parts every figure shares: grid, legend, the setup note, layout, the file."""
+    if grid:
+        ax.grid(True, which=grid, alpha=0.3)
+    ax.legend(fontsize=legend, loc=loc)
+    fig.text(0.01, 0.01, note(results), fontsize=7)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    fig.savefig(path, dpi=110)
+
+
 def series(steps, mode, key):
     rows = sorted((s for s in steps if s["mode"] == mode), key=lambda s: s["factor"])
     return [s["factor"] for s in rows], [s[key] for s in rows]
@@ -50,11 +60,7 @@ def main(results_path: str, out_dir: str) -> None:
     ax.set_xlabel("offered load (x the rate at which the cluster's CPU first reaches 90 %)")
     ax.set_ylabel("admitted search latency (ms, log)")
     ax.set_title("Latency of the searches answered 200")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.text(0.01, 0.01, note(results), fontsize=7)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(out / "latency.png", dpi=110)
+    finish(fig, ax, results, out / "latency.png", legend=7, grid="both")
 
     fig, ax = plt.subplots(figsize=(8, 4.8))
     offered_x, offered = series(steps, next(iter(modes)), "offered_per_s")
@@ -65,11 +71,7 @@ def main(results_path: str, out_dir: str) -> None:
     ax.set_xlabel("offered load (x the 1x rate)")
     ax.set_ylabel(f"goodput (200 within {results['slo_ms']:.0f} ms) per second")
     ax.set_title("Goodput: searches answered within 10x the light-load p50")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.text(0.01, 0.01, note(results), fontsize=7)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(out / "goodput.png", dpi=110)
+    finish(fig, ax, results, out / "goodput.png")
 
     fig, ax = plt.subplots(figsize=(8, 4.8))
     for test in results["step_tests"]:
@@ -85,11 +87,7 @@ def main(results_path: str, out_dir: str) -> None:
     ax.set_xlabel("seconds (0.5x, then 2x from the dashed line)")
     ax.set_ylabel("admitted p99 over 1 s windows (ms, log)")
     ax.set_title("Step test: 0.5x to 2x; dotted: 3x each mode's 0.5x p99")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.text(0.01, 0.01, note(results), fontsize=7)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(out / "step.png", dpi=110)
+    finish(fig, ax, results, out / "step.png", grid="both")
 
     fig, ax = plt.subplots(figsize=(11, 4))
     cpu = results["cpu"]
@@ -104,10 +102,7 @@ def main(results_path: str, out_dir: str) -> None:
     ax.set_xlabel("seconds since the start of the run (shaded: steps, by mode)")
     ax.set_ylabel("cluster CPU % (node stats)")
     ax.set_ylim(0, 105)
-    ax.legend(fontsize=8, loc="lower right")
-    fig.text(0.01, 0.01, note(results), fontsize=7)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.savefig(out / "cpu.png", dpi=110)
+    finish(fig, ax, results, out / "cpu.png", grid=None, bottom=0.05, loc="lower right")
 
 
 if __name__ == "__main__":

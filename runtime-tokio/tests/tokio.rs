@@ -200,27 +200,19 @@ async fn a_client_that_hangs_up_is_counted_out_but_not_recorded() {
             .expect("write");
         streams.push(stream);
     }
-    assert!(
-        eventually(Duration::from_secs(5), || guard
-            .control()
-            .admission()
-            .in_flight
-            == 5)
-        .await,
-        "{:?}",
-        guard.control().admission()
-    );
+    let in_flight_reaches = |n| {
+        let guard = guard.clone();
+        async move {
+            let reached = eventually(Duration::from_secs(5), || {
+                guard.control().admission().in_flight == n
+            })
+            .await;
+            assert!(reached, "{n} in flight: {:?}", guard.control().admission());
+        }
+    };
+    in_flight_reaches(5).await;
     drop(streams);
-    assert!(
-        eventually(Duration::from_secs(5), || guard
-            .control()
-            .admission()
-            .in_flight
-            == 0)
-        .await,
-        "{:?}",
-        guard.control().admission()
-    );
+    in_flight_reaches(0).await;
     assert_eq!(guard.control().admission().completed, 0, "nothing recorded");
     // One that waits for its answer is recorded.
     assert_eq!(get_raw(addr, "/slow").await.status, 200);

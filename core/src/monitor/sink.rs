@@ -173,13 +173,13 @@ fn log_rejections(control: &LoadControl, (web, api): (u32, u32)) {
     if web == 0 && api == 0 {
         return;
     }
-    let threshold = |route| control.threshold(route).unwrap_or(Threshold::OFF);
     let cpu = control.cpu().map_or(0, CpuPercent::get);
-    let (w, a) = (threshold(Route::Web), threshold(Route::Api));
     if control.settings().admission == AdmissionMode::Limit {
         log_limited(control, (web, api), cpu);
         return;
     }
+    let threshold = |route| control.threshold(route).unwrap_or(Threshold::OFF);
+    let (w, a) = (threshold(Route::Web), threshold(Route::Api));
     let prefix = match control.settings().mode {
         Mode::Enforce => "Rejecting request due to high CPU load:",
         Mode::Monitor => "Would reject request due to high CPU load (monitor mode, admitted):",
