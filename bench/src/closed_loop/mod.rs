@@ -126,11 +126,23 @@ pub fn run(args: &[String]) -> Result<(), String> {
             steps.push(bench.step(mode, 1.0, 20.0, 3.0, 0.5, 1));
         }
         print!("{}", report::step_table(&steps, Duration::from_secs(1)));
-        if let Some(step) = steps.iter().find(|s| s.summary(Duration::MAX).ok == 0) {
-            return Err(format!(
-                "no search succeeded in the {} smoke step",
-                step.mode
-            ));
+        // Each mode must answer every search it was sent, with a result or the busy
+        // response, and searches must succeed somewhere. Not "each mode serves one": the
+        // test cluster's three nodes share one JVM's CPU counters, its busiest node reads
+        // 100 % in most idle polls, and a mode that rejects for all of a 3 s step is
+        // doing its job (a run failed so, on the EWMA step).
+        for step in &steps {
+            let s = step.summary(Duration::MAX);
+            if s.ok + s.rejected == 0 || s.errors_5xx + s.other + s.failed + s.dropped > 0 {
+                return Err(format!(
+                    "the {} smoke step did not answer every search with 200 or 429: {} due, \
+                     {} ok, {} rejected, {} 5xx, {} other, {} failed, {} dropped",
+                    step.mode, s.due, s.ok, s.rejected, s.errors_5xx, s.other, s.failed, s.dropped
+                ));
+            }
+        }
+        if steps.iter().all(|s| s.summary(Duration::MAX).ok == 0) {
+            return Err("no search succeeded in any smoke step".into());
         }
         return Ok(());
     }
