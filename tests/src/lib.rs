@@ -10,8 +10,10 @@ pub struct ReadmeExamples;
 
 pub mod browser;
 pub mod logs;
+pub mod recorded;
 pub mod stub;
 
+pub use recorded::{Poll, PollLog, Recorded};
 pub use stub::{Reply, Stub};
 
 /// `http://127.0.0.1:PORT` of a loopback port with nothing listening: connecting to it is

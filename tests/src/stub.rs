@@ -277,7 +277,10 @@ impl Stub {
         self.script().seen.len()
     }
 
-    /// The most requests ever being answered at the same time.
+    /// The most requests ever being answered at the same time: each counts from when it was
+    /// read until its answer's last bytes are written, or until the stub sees that the client
+    /// hung up, which can be a scheduling slice after the client gave up (count a poller's
+    /// polls on its side for that: [`Recorded`](crate::Recorded)).
     #[must_use]
     pub fn max_in_flight(&self) -> usize {
         self.shared.max_in_flight.load(Ordering::SeqCst)
@@ -372,10 +375,9 @@ fn serve(stream: TcpStream, shared: &Shared) {
             queued.or_else(|| script.default.clone())
         };
         let Some(reply) = reply else { return };
-        let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-        shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
-        let keep_open = answer(&mut writer, reader.get_ref(), &reply, shared, head_only);
-        shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+        let mut busy = Busy::start(shared);
+        let keep_open = answer(&mut writer, reader.get_ref(), &reply, &mut busy, head_only);
+        drop(busy);
         if !keep_open || close {
             let _ = writer.shutdown(Shutdown::Both);
             return;
@@ -488,14 +490,46 @@ fn pause(stream: &TcpStream, duration: Duration, shared: &Shared) -> bool {
     alive
 }
 
+/// Counts a request in flight from when it was read until its answer's last bytes go out
+/// (or the exchange ends otherwise): counted before they are written, since a client that has
+/// them may send its next request before this thread runs again.
+struct Busy<'a> {
+    shared: &'a Shared,
+    counted: bool,
+}
+
+impl<'a> Busy<'a> {
+    fn start(shared: &'a Shared) -> Self {
+        let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        Busy {
+            shared,
+            counted: true,
+        }
+    }
+
+    fn done(&mut self) {
+        if std::mem::take(&mut self.counted) {
+            self.shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.done();
+    }
+}
+
 /// Sends one reply; whether the connection may stay open.
 fn answer(
     writer: &mut TcpStream,
     stream: &TcpStream,
     reply: &Reply,
-    shared: &Shared,
+    busy: &mut Busy<'_>,
     head_only: bool,
 ) -> bool {
+    let shared = busy.shared;
     if !reply.delay.is_zero() && !pause(stream, reply.delay, shared) {
         return false;
     }
@@ -507,14 +541,16 @@ fn answer(
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str(&format!("content-length: {}\r\n\r\n", reply.body.len()));
+    if head_only {
+        // An answer to HEAD has the length of the body it would have, and no body.
+        busy.done();
+        return writer.write_all(head.as_bytes()).is_ok() && writer.flush().is_ok();
+    }
     if writer.write_all(head.as_bytes()).is_err() {
         return false;
     }
-    if head_only {
-        // An answer to HEAD has the length of the body it would have, and no body.
-        return writer.flush().is_ok();
-    }
     if let Some(cut) = reply.cut {
+        busy.done();
         let _ = writer.write_all(&reply.body[..cut.min(reply.body.len())]);
         let _ = writer.flush();
         return false;
@@ -523,6 +559,9 @@ fn answer(
         Some((after, _)) => reply.body.split_at(after.min(reply.body.len())),
         None => (&reply.body[..], &[][..]),
     };
+    if reply.stall.is_none() {
+        busy.done();
+    }
     if writer
         .write_all(first)
         .and_then(|()| writer.flush())
@@ -534,6 +573,7 @@ fn answer(
         if !pause(stream, stall, shared) {
             return false;
         }
+        busy.done();
         if writer.write_all(rest).is_err() {
             return false;
         }

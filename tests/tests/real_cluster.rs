@@ -9,18 +9,17 @@
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use futures::future::Either;
 use load_core::node_stats::{NODE_STATS_PATH, parse_node_stats};
-use load_core::{Config, CpuPercent, CpuSample, CpuSource, FixedSource, NodeUrl, SourceError};
+use load_core::{Config, CpuPercent, CpuSource, FixedSource, NodeUrl};
 use load_examples::app::App;
 use load_examples::server::{Serve, bind, start_app};
 use load_opensearch::{OpenSearchOptions, OpenSearchSource};
 use load_runtime::{LoadGuard, Runtime};
-use load_tests::{eventually, logs};
+use load_tests::{Poll, Recorded, eventually, logs};
 
 /// Runs each scenario on both runtimes as an ignored test.
 macro_rules! real_cluster_on_both_runtimes {
@@ -481,42 +480,11 @@ async fn a_lost_node_an_outage_and_a_restart<R: Runtime + Default>() {
 
 // ---- 5. a frozen cluster ------------------------------------------------------------------
 
-/// A source that records each poll: when it started, how long it took, whether it worked,
-/// and how many were in flight at once.
-struct Recorded<S> {
-    inner: S,
-    polls: Arc<Mutex<Vec<(Instant, Duration, bool)>>>,
-    in_flight: Arc<AtomicUsize>,
-    max_in_flight: Arc<AtomicUsize>,
-}
-
-impl<S: CpuSource + Send> CpuSource for Recorded<S> {
-    async fn sample(&mut self) -> Result<CpuSample, SourceError> {
-        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
-        let started = Instant::now();
-        let outcome = self.inner.sample().await;
-        self.in_flight.fetch_sub(1, Ordering::SeqCst);
-        self.polls
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push((started, started.elapsed(), outcome.is_ok()));
-        outcome
-    }
-}
-
 async fn a_frozen_cluster_ends_each_poll_at_the_timeout_and_recovers<R: Runtime + Default>() {
     let cluster = cluster();
     let timeout = Duration::from_secs(2);
     let interval = Duration::from_secs(1);
-    let polls = Arc::new(Mutex::new(Vec::new()));
-    let max_in_flight = Arc::new(AtomicUsize::new(0));
-    let source = Recorded {
-        inner: cluster.source(timeout),
-        polls: Arc::clone(&polls),
-        in_flight: Arc::new(AtomicUsize::new(0)),
-        max_in_flight: Arc::clone(&max_in_flight),
-    };
+    let (source, log) = Recorded::new(cluster.source(timeout));
     let mut config = Config::new();
     config.control.web_threshold = 99.into();
     config.control.monitor_interval = interval;
@@ -541,27 +509,21 @@ async fn a_frozen_cluster_ends_each_poll_at_the_timeout_and_recovers<R: Runtime 
     let recovered = thawed.elapsed();
     guard.shutdown().await;
 
-    let polls = polls
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
-    let during: Vec<&(Instant, Duration, bool)> = polls
+    let polls = log.polls();
+    let during: Vec<&Poll> = polls
         .iter()
-        .filter(|(start, took, _)| *start >= frozen && *start + *took <= thawed)
+        .filter(|poll| poll.started >= frozen && poll.started + poll.took <= thawed)
         .collect();
     assert!(during.len() >= 3, "polls while frozen: {during:?}");
-    for (_, took, ok) in &during {
-        assert!(!ok, "a poll succeeded while the JVM was stopped");
+    for poll in &during {
+        assert!(!poll.ok, "a poll succeeded while the JVM was stopped");
         assert!(
-            *took >= timeout && *took < timeout + Duration::from_millis(500),
-            "a poll of a frozen cluster ends at the outer timeout: {took:?}"
+            poll.took >= timeout && poll.took < timeout + Duration::from_millis(500),
+            "a poll of a frozen cluster ends at the outer timeout: {:?}",
+            poll.took
         );
     }
-    assert_eq!(
-        max_in_flight.load(Ordering::SeqCst),
-        1,
-        "one poll in flight at most"
-    );
+    assert_eq!(log.max_in_flight(), 1, "one poll in flight at most");
     println!(
         "frozen 15 s: {} polls ended at the {timeout:?} timeout; first success {:.2} s after SIGCONT",
         during.len(),
