@@ -84,12 +84,12 @@ impl Drop for InFlight<'_> {
 
 impl<S: CpuSource + Send> CpuSource for Recorded<S> {
     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
-        let log = Arc::clone(&self.log);
-        let in_flight = InFlight::enter(&log);
+        let in_flight = InFlight::enter(&self.log);
         let started = Instant::now();
         let outcome = self.inner.sample().await;
         drop(in_flight);
-        log.polls
+        self.log
+            .polls
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(Poll {
