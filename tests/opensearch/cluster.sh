@@ -10,6 +10,7 @@
 #   tests/opensearch/cluster.sh secure-url    the secured node's URL (https)
 #   tests/opensearch/cluster.sh stop          stop both (SIGTERM, then SIGKILL after 60 s)
 #   tests/opensearch/cluster.sh capture DIR   save the cluster's real responses as fixtures in DIR
+#   tests/opensearch/cluster.sh java          the JAVA_HOME the line runs on (exit 1 when none fits)
 #
 # LOAD_CLUSTER_CPUS=1 (a cgroup-v1 cpuset list) starts the cluster's JVM inside a cpuset of
 # those CPUs of its own (/sys/fs/cgroup/cpuset/load-control-cluster; root only). The JDK
@@ -23,10 +24,17 @@
 # steer the nodes' figures; a load experiment wants LOAD_CLUSTER_NODES=1 (or one JVM per
 # node), as bench/closed_loop.sh does.
 #
-# The first start downloads OpenSearch and its security plugin from Maven Central (about
-# 150 MB into ~/.m2); later starts are offline. State lives in $LOAD_CLUSTER_DIR (default:
-# target/opensearch at the root of the checkout), wiped at each start: cluster/ and secure/
-# (with certs/ca.pem and password). Needs Java 17, Maven and openssl.
+# LOAD_CLUSTER_VERSION picks the OpenSearch line (pom.xml's profiles):
+#   2  OpenSearch 2.19.1, the line Fess 14 runs on (the default); Java 17 or the JDK on PATH
+#   3  OpenSearch 3.4.0, the line Fess 15 runs on; needs Java 21 or newer, which this script
+#      finds: $LOAD_CLUSTER_JAVA_HOME, else $JAVA_HOME, else the newest JDK under
+#      /usr/lib/jvm that is 21 or newer (a Temurin 25 on the project's machines)
+# Each line builds into tests/opensearch/target/<line>, so both stay built side by side.
+#
+# The first start of a line downloads OpenSearch and its security plugin from Maven Central
+# (about 150 MB into ~/.m2); later starts are offline. State lives in $LOAD_CLUSTER_DIR
+# (default: target/opensearch at the root of the checkout), wiped at each start: cluster/ and
+# secure/ (with certs/ca.pem and password). Needs Maven, openssl and the JDK above.
 #
 # `start` and `url` print exactly one line on stdout, the URL, so that scripts can capture
 # it; everything else (Maven, openssl, progress) goes to stderr
@@ -38,14 +46,61 @@ base="${LOAD_CLUSTER_DIR:-$root/target/opensearch}"
 cluster="$base/cluster"
 secure="$base/secure"
 nodes="${LOAD_CLUSTER_NODES:-3}"
+line="${LOAD_CLUSTER_VERSION:-2}"
+built="$here/target/$line"
 with_secure="${LOAD_CLUSTER_SECURE:-1}"
 java_opts=(-XX:+UseSerialGC -Dlog4j2.formatMsgNoLookups=true)
 
+# The major version of the JDK at $1 (a JAVA_HOME), or nothing.
+jdk_major() {
+  [[ -x "$1/bin/java" ]] || return 0
+  "$1/bin/java" -XshowSettings:properties -version 2>&1 |
+    sed -nE 's/^ *java\.specification\.version = ([0-9]+).*/\1/p' | head -n 1
+}
+
+# Sets JAVA_HOME (and PATH) to a JDK the line runs on, or says which it needs.
+pick_java() {
+  case "$line" in
+    2) return 0 ;; # Java 17 or the JDK on PATH, as before
+    3) ;;
+    *)
+      printf 'LOAD_CLUSTER_VERSION=%q: 2 (OpenSearch 2.19, Fess 14) or 3 (OpenSearch 3.4, Fess 15)\n' \
+        "$line" >&2
+      exit 2
+      ;;
+  esac
+  local candidate major best="" best_major=0
+  for candidate in "${LOAD_CLUSTER_JAVA_HOME:-}" "${JAVA_HOME:-}"; do
+    [[ -n "$candidate" ]] || continue
+    major="$(jdk_major "$candidate")"
+    if [[ -n "$major" ]] && ((major >= 21)); then
+      best="$candidate"
+      break
+    fi
+  done
+  if [[ -z "$best" ]]; then
+    for candidate in /usr/lib/jvm/*/; do
+      candidate="${candidate%/}"
+      major="$(jdk_major "$candidate")"
+      if [[ -n "$major" ]] && ((major >= 21 && major > best_major)); then
+        best="$candidate" best_major="$major"
+      fi
+    done
+  fi
+  if [[ -z "$best" ]]; then
+    echo "OpenSearch 3.x needs Java 21 or newer: none found (LOAD_CLUSTER_JAVA_HOME, JAVA_HOME," \
+      "/usr/lib/jvm/*); install one and set LOAD_CLUSTER_JAVA_HOME" >&2
+    exit 1
+  fi
+  export JAVA_HOME="$best" PATH="$best/bin:$PATH"
+}
+
 build() {
-  if ! (cd "$here" && mvn -B -q -o package >/dev/null 2>&1); then
-    echo "building the cluster runner (the first time downloads OpenSearch from Maven Central)" >&2
+  local profile="-Popensearch-$line"
+  if ! (cd "$here" && mvn -B -q -o "$profile" package >/dev/null 2>&1); then
+    echo "building the OpenSearch $line.x runner (the first time downloads OpenSearch from Maven Central)" >&2
     # Maven writes ANSI codes to stdout when it downloads, even with -B -q.
-    (cd "$here" && mvn -B -q package) >&2
+    (cd "$here" && mvn -B -q "$profile" package) >&2
   fi
 }
 
@@ -108,7 +163,7 @@ launch() { # DIR HEAP CLASSPATH ARGS...
     enter=(bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cpuset_dir")
   fi
   nohup "${enter[@]}" java "-Xms$heap" "-Xmx$heap" "${java_opts[@]}" -Djava.io.tmpdir="$dir" \
-    -Dsecurity.config="$here/target/security-plugin/config" -cp "$classpath" \
+    -Dsecurity.config="$built/security-plugin/config" -cp "$classpath" \
     org.loadcontrol.cluster.Cluster "$dir" "$@" >"$dir/java.log" 2>&1 </dev/null 3>&- &
   echo $! >"$dir/pid"
 }
@@ -159,15 +214,16 @@ start() {
     echo "already running: $(cat "$cluster/url" 2>/dev/null || echo '(starting)')" >&2
     exit 1
   fi
+  pick_java
   build
   rm -rf "$base"
   mkdir -p "$cluster" "$secure"
   local classpath security_jars=() jar name
-  classpath="$here/target/classes:$(cat "$here/target/classpath.txt")"
+  classpath="$built/classes:$(cat "$built/classpath.txt")"
   # The secured node: the plugin's jars that the runner's classpath lacks.
-  for jar in "$here"/target/security-plugin/*.jar; do
+  for jar in "$built"/security-plugin/*.jar; do
     name="$(basename "$jar" | sed -E 's/-[0-9][^-]*(-[A-Za-z]+)?\.jar$//')"
-    if ! grep -qE "/$name-[0-9][^/:]*\.jar" "$here/target/classpath.txt"; then
+    if ! grep -qE "/$name-[0-9][^/:]*\.jar" "$built/classpath.txt"; then
       security_jars+=("$jar")
     fi
   done
@@ -221,15 +277,60 @@ stop() {
   remove_cpuset
 }
 
+# One answer of the node, as a fixture wrapper {"request", "status", "headers", "body"} (see
+# tests/fixtures/opensearch/README.md): the body as JSON when it is JSON, else as text.
+capture_answer() { # FILE WHAT CURL-ARGS...
+  local file="$1" what="$2" status
+  shift 2
+  status="$(curl -sS -D "$file.head" -o "$file.body" -w '%{http_code}' "$@")"
+  python3 - "$file" "$what" "$status" <<'PY'
+import json, sys
+file, what, status = sys.argv[1], sys.argv[2], int(sys.argv[3])
+headers = {}
+for line in open(file + ".head", encoding="latin-1").read().splitlines()[1:]:
+    name, _, value = line.partition(":")
+    if name.lower() in ("content-type", "www-authenticate"):
+        headers[name.lower()] = value.strip()
+raw = open(file + ".body", "rb").read().decode("utf-8")
+try:
+    body = json.loads(raw)
+except ValueError:
+    body = raw
+with open(file, "w", encoding="utf-8") as out:
+    json.dump({"request": what, "status": status, "headers": headers, "body": body}, out, indent=2)
+    out.write("\n")
+PY
+  rm -f "$file.head" "$file.body"
+}
+
 capture() {
-  local out="$1" url version
+  local out="$1" url version prefix surl ca password
   url="$(cat "$cluster/url")"
   version="$(tr -d '\n' <"$cluster/version")"
+  prefix="$out/os-$version-real"
   mkdir -p "$out"
-  curl -fsS "$url/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent" \
-    >"$out/os-$version-real-filtered.json"
-  curl -fsS "$url/_nodes/stats/os" >"$out/os-$version-real-full.json"
-  echo "captured $out/os-$version-real-{filtered,full}.json" >&2
+  curl -fsS "$url/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent" >"$prefix-filtered.json"
+  curl -fsS "$url/_nodes/stats/os" >"$prefix-full.json"
+  capture_answer "$prefix-400-unrecognized-metric.json" "GET /_nodes/stats/osx (OpenSearch $version)" \
+    "$url/_nodes/stats/osx"
+  capture_answer "$prefix-404.json" \
+    "GET /nodes/_stats (missing underscore: the stats of an index 'nodes'; OpenSearch $version)" \
+    "$url/nodes/_stats"
+  if running "$secure" && [[ -f "$secure/url" ]]; then
+    surl="$(cat "$secure/url")" ca="$secure/certs/ca.pem" password="$(cat "$secure/password")"
+    capture_answer "$prefix-401.json" \
+      "GET /_nodes/stats/os without credentials (security plugin, OpenSearch $version)" \
+      --cacert "$ca" "$surl/_nodes/stats/os"
+    capture_answer "$prefix-401-wrong-password.json" \
+      "GET /_nodes/stats/os with a wrong password (security plugin, OpenSearch $version)" \
+      --cacert "$ca" -u "loadcontrol:not-$password" "$surl/_nodes/stats/os"
+    capture_answer "$prefix-403.json" \
+      "GET /_nodes/stats/os as a user without permissions (security plugin, OpenSearch $version)" \
+      --cacert "$ca" -u "reader:$password" "$surl/_nodes/stats/os"
+  else
+    echo "no secured node: the 401 and 403 answers are not captured" >&2
+  fi
+  echo "captured $prefix-*.json" >&2
 }
 
 case "${1:-}" in
@@ -239,8 +340,14 @@ case "${1:-}" in
   check-url) check_url "${2-}" ;;
   secure-url) cat "$secure/url" ;;
   capture) capture "${2:?capture needs a directory}" ;;
+  java)
+    pick_java
+    java_bin="$(command -v java)" || { echo "no java on PATH" >&2; exit 1; }
+    printf '%s (Java %s)\n' "${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$java_bin")")")}" \
+      "$(jdk_major "${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$java_bin")")")}")"
+    ;;
   *)
-    echo "usage: $0 start|stop|url|check-url URL|secure-url|capture DIR" >&2
+    echo "usage: $0 start|stop|url|check-url URL|secure-url|capture DIR|java" >&2
     exit 2
     ;;
 esac

@@ -31,7 +31,8 @@ import org.opensearch.node.Node;
  * <p>{@code Cluster DIR 1 --secure} starts one node with the security plugin instead: TLS
  * on HTTP and transport with the certificates in {@code DIR/certs} ({@code ca.pem},
  * {@code node.pem}, {@code node-key.pem}, made by {@code cluster.sh}), and basic auth for
- * one user, {@code loadcontrol}, whose password is in {@code DIR/password}. The plugin's jars
+ * two users whose password is in {@code DIR/password}: {@code loadcontrol}, an admin, and
+ * {@code reader}, who has no role and so no permission to read node stats. The plugin's jars
  * must be on the classpath and its config directory in the system property
  * {@code security.config}. It writes {@code DIR/url} ({@code https://...}) once the node
  * has started; the security index is ready when an authenticated request answers 200.
@@ -142,7 +143,9 @@ public final class Cluster {
         write(security.resolve("internal_users.yml"), "---\n_meta:\n  type: \"internalusers\"\n"
                 + "  config_version: 2\nloadcontrol:\n  hash: \"" + hash + "\"\n"
                 + "  reserved: false\n  backend_roles:\n  - \"admin\"\n"
-                + "  description: \"the load-control tests\"\n");
+                + "  description: \"the load-control tests\"\n"
+                + "reader:\n  hash: \"" + hash + "\"\n  reserved: false\n  backend_roles: []\n"
+                + "  description: \"a user without permissions (the 403 fixtures)\"\n");
 
         final OpenSearchRunner runner = new OpenSearchRunner();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
