@@ -8,15 +8,8 @@ use load_bench::{filtered_body, serde_json_max};
 use load_core::node_stats::parse_node_stats;
 
 fn fixture_3_nodes() -> String {
-    let path = std::env::var_os("LOAD_FIXTURES_DIR")
-        .map_or_else(
-            || {
-                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                    .join("../../shared/fixtures/opensearch")
-            },
-            std::path::PathBuf::from,
-        )
-        .join("os-2x-3nodes.json");
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/opensearch/os-2x-3nodes.json");
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

@@ -1,4 +1,4 @@
-//! Shared helpers of the integration tests: the OpenSearch fixtures of `shared/fixtures`,
+//! Shared helpers of the integration tests: the OpenSearch fixtures of `tests/fixtures`,
 //! a loopback OpenSearch stub that serves them, and a log capture.
 
 use std::path::PathBuf;
@@ -131,7 +131,7 @@ macro_rules! on_both_runtimes {
     };
 }
 
-/// A fixture of `shared/fixtures/opensearch`, as a server would send it.
+/// A fixture of `tests/fixtures/opensearch`, as a server would send it.
 #[derive(Clone, Debug)]
 pub struct Fixture {
     /// File name without `.json`.
@@ -144,27 +144,16 @@ pub struct Fixture {
     pub body: Vec<u8>,
 }
 
-/// The fixture directory: `$LOAD_FIXTURES_DIR`, or `shared/fixtures/opensearch` beside the
-/// project's checkout.
-///
-/// # Panics
-///
-/// When the directory does not exist, with a message saying where it was looked for.
+/// The fixture directory, `tests/fixtures/opensearch` in this repository: real responses
+/// captured by `tests/opensearch/cluster.sh capture` (`os-VERSION-real-*`) and responses
+/// constructed from the servers' source where no real cluster gives them on demand (its
+/// README says which is which).
 #[must_use]
 pub fn fixtures_dir() -> PathBuf {
-    let dir = std::env::var_os("LOAD_FIXTURES_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/opensearch"),
-        PathBuf::from,
-    );
-    assert!(
-        dir.is_dir(),
-        "OpenSearch fixtures not found at {} (set LOAD_FIXTURES_DIR)",
-        dir.display()
-    );
-    dir
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/opensearch")
 }
 
-/// Loads one fixture by name (`"os-2x-3nodes"`).
+/// Loads one fixture by name (`"os-2x-3nodes"`, `"os-3.4.0-real-401"`).
 ///
 /// Success files are raw bodies served with status 200; error files are wrappers
 /// `{"request", "status", "headers", "body"}` whose string body is sent as plain text and
@@ -172,7 +161,7 @@ pub fn fixtures_dir() -> PathBuf {
 ///
 /// # Panics
 ///
-/// When the file is missing or is not JSON: the fixtures are part of the test setup.
+/// When the file is missing or is not JSON: the fixtures are part of the repository.
 #[must_use]
 pub fn fixture(name: &str) -> Fixture {
     let path = fixtures_dir().join(format!("{name}.json"));
@@ -219,7 +208,8 @@ pub fn fixture(name: &str) -> Fixture {
     }
 }
 
-/// Names of every fixture file, sorted.
+/// Names (without `.json`) of every fixture file, sorted: the constructed ones and the real
+/// captures.
 ///
 /// # Panics
 ///
@@ -237,29 +227,62 @@ pub fn fixture_names() -> Vec<String> {
     names
 }
 
-/// Responses captured from a real cluster (`tests/opensearch/cluster.sh capture`), committed
-/// in `tests/fixtures/opensearch`: `(file name without .json, body)`, sorted. Their names say
-/// the OpenSearch version and whether the request was filtered.
+/// The OpenSearch versions the repository holds real captures of (`os-VERSION-real-full`),
+/// sorted: one of each line the project tests against (2.x for Fess 14, 3.x for Fess 15).
+///
+/// # Panics
+///
+/// When the directory cannot be read.
+#[must_use]
+pub fn captured_versions() -> Vec<String> {
+    let mut versions: Vec<String> = fixture_names()
+        .iter()
+        .filter_map(|name| {
+            name.strip_prefix("os-")?
+                .strip_suffix("-real-full")
+                .map(str::to_owned)
+        })
+        .collect();
+    versions.sort();
+    versions
+}
+
+/// The real capture `os-VERSION-real-KIND` of every captured version, as a server sent it:
+/// `(version, fixture)`.
+///
+/// # Panics
+///
+/// When a version lacks that capture: `cluster.sh capture` takes every kind of each.
+#[must_use]
+pub fn captured(kind: &str) -> Vec<(String, Fixture)> {
+    captured_versions()
+        .into_iter()
+        .map(|version| {
+            let fixture = fixture(&format!("os-{version}-real-{kind}"));
+            (version, fixture)
+        })
+        .collect()
+}
+
+/// Successful `_nodes/stats/os` bodies captured from a real cluster
+/// (`tests/opensearch/cluster.sh capture`), the filtered and the full request of each
+/// version: `(file name without .json, body)`, sorted.
 ///
 /// # Panics
 ///
 /// When the directory cannot be read, or holds none.
 #[must_use]
 pub fn captured_fixtures() -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/opensearch");
-    let mut captures: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|entry| {
-            let path = entry.ok()?.path();
-            let name = path
-                .file_name()?
-                .to_str()?
-                .strip_suffix(".json")?
-                .to_owned();
-            Some((name, std::fs::read(&path).ok()?))
-        })
+    let mut captures: Vec<(String, Vec<u8>)> = ["filtered", "full"]
+        .iter()
+        .flat_map(|kind| captured(kind))
+        .map(|(_, fixture)| (fixture.name, fixture.body))
         .collect();
-    assert!(!captures.is_empty(), "no captures in {}", dir.display());
+    assert!(
+        !captures.is_empty(),
+        "no captures in {}",
+        fixtures_dir().display()
+    );
     captures.sort();
     captures
 }

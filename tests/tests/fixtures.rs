@@ -15,32 +15,52 @@ fn stats(max: u8, nodes: u32, measured: u32, total: Option<u32>, failed: Option<
     }
 }
 
+/// What the parser answers for a fixture, by name; `None` for a name nobody expected.
+type Expected = Result<NodeStats, fn(&ParseError) -> bool>;
+
+fn expected(name: &str) -> Option<Expected> {
+    // The real captures of every version: `os-VERSION-real-KIND`.
+    if let Some((_, kind)) = name
+        .strip_prefix("os-")
+        .and_then(|rest| rest.split_once("-real-"))
+    {
+        return match kind {
+            // Checked against their cluster in `real_captures_read_as_their_cluster`.
+            "filtered" | "full" => None,
+            // JSON error bodies are refused as error responses ...
+            "403" | "404" | "400-unrecognized-metric" => {
+                Some(Err(|e| *e == ParseError::ErrorResponse))
+            }
+            // ... and the security plugin's plain-text ones as not JSON.
+            "401" | "401-wrong-password" => Some(Err(|e| matches!(e, ParseError::Json(_)))),
+            _ => panic!("capture {name} has no expected answer: add one"),
+        };
+    }
+    Some(match name {
+        "os-2x-3nodes" => Ok(stats(87, 3, 3, Some(3), Some(0))),
+        "os-edge-cases" => Ok(stats(25, 3, 2, Some(3), Some(0))),
+        "os-partial-failure" => Ok(stats(87, 2, 2, Some(3), Some(1))),
+        "os-all-failed" => Ok(stats(0, 0, 0, Some(1), Some(1))),
+        "os-filter-path" => Ok(stats(87, 3, 3, None, None)),
+        "os-filter-path-partial-failure" => Ok(stats(87, 2, 2, Some(3), Some(1))),
+        "os-filter-path-empty" => Ok(stats(0, 0, 0, None, None)),
+        "es-8x-401" => Err(|e| *e == ParseError::ErrorResponse),
+        "os-503" => Err(|e| matches!(e, ParseError::Json(_))),
+        other => panic!("fixture {other} has no expected answer: add one"),
+    })
+}
+
 #[test]
 fn every_fixture_has_its_expected_answer() {
-    let expected = |name: &str| -> Result<NodeStats, fn(&ParseError) -> bool> {
-        match name {
-            "os-2x-3nodes" => Ok(stats(87, 3, 3, Some(3), Some(0))),
-            "os-edge-cases" => Ok(stats(25, 3, 2, Some(3), Some(0))),
-            "os-partial-failure" => Ok(stats(87, 2, 2, Some(3), Some(1))),
-            "os-all-failed" => Ok(stats(0, 0, 0, Some(1), Some(1))),
-            "os-filter-path" => Ok(stats(87, 3, 3, None, None)),
-            "os-filter-path-partial-failure" => Ok(stats(87, 2, 2, Some(3), Some(1))),
-            "os-filter-path-empty" => Ok(stats(0, 0, 0, None, None)),
-            // JSON error bodies are refused as error responses ...
-            "es-8x-401" | "os-403" | "os-404" | "os-400-unrecognized-metric" => {
-                Err(|e| *e == ParseError::ErrorResponse)
-            }
-            // ... and plain-text ones as not JSON.
-            "os-401" | "os-503" => Err(|e| matches!(e, ParseError::Json(_))),
-            other => panic!("fixture {other} has no expected answer: add one"),
-        }
-    };
     let names = fixture_names();
-    assert!(names.len() >= 13, "fixtures found: {names:?}");
+    assert!(names.len() >= 23, "fixtures found: {names:?}");
     for name in names {
+        let Some(expected) = expected(&name) else {
+            continue;
+        };
         let fixture = fixture(&name);
         let parsed = parse_node_stats(&fixture.body);
-        match (expected(&name), parsed) {
+        match (expected, parsed) {
             (Ok(want), Ok(got)) => {
                 assert_eq!(fixture.status, 200, "{name}");
                 assert_eq!(got, want, "{name}");
@@ -53,6 +73,73 @@ fn every_fixture_has_its_expected_answer() {
                 "{name}: expected {:?}, got {got:?}",
                 want.map_err(|_| "an error")
             ),
+        }
+    }
+}
+
+/// The repository holds real answers of both OpenSearch lines the project runs on: 2.x
+/// (Fess 14) and 3.x (Fess 15), each with every kind `cluster.sh capture` takes.
+#[test]
+fn both_opensearch_lines_are_captured() {
+    let versions = load_tests::captured_versions();
+    for line in ["2.", "3."] {
+        assert!(
+            versions.iter().any(|v| v.starts_with(line)),
+            "no capture of OpenSearch {line}x in {versions:?}"
+        );
+    }
+    for version in &versions {
+        for kind in [
+            "filtered",
+            "full",
+            "400-unrecognized-metric",
+            "401",
+            "401-wrong-password",
+            "403",
+            "404",
+        ] {
+            let name = format!("os-{version}-real-{kind}");
+            assert!(fixture_names().contains(&name), "{name} is missing");
+        }
+    }
+}
+
+/// A node that cannot measure its CPU reports `-1` (OpenSearch 3.2 to 3.6 do on cgroup-v2
+/// containers): in a real answer of each version, each node in turn reporting `-1` is
+/// skipped, and the busiest of the others decides.
+#[test]
+fn a_node_reporting_minus_one_among_valid_ones_is_skipped() {
+    for (name, body) in load_tests::captured_fixtures() {
+        let text = String::from_utf8(body).expect("UTF-8");
+        let marker = "\"percent\":";
+        let spots: Vec<usize> = text
+            .match_indices(marker)
+            .map(|(i, _)| i + marker.len())
+            .collect();
+        assert!(spots.len() >= 3, "{name}: {} percents", spots.len());
+        let value_at = |at: usize| -> (usize, u8) {
+            let digits = text[at..].chars().take_while(char::is_ascii_digit).count();
+            (digits, text[at..at + digits].parse().expect("a percent"))
+        };
+        for (skipped, &at) in spots.iter().enumerate() {
+            let (digits, _) = value_at(at);
+            let edited = format!("{}-1{}", &text[..at], &text[at + digits..]);
+            let stats =
+                parse_node_stats(edited.as_bytes()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let busiest_other = spots
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != skipped)
+                .map(|(_, &other)| value_at(other).1)
+                .max()
+                .expect("other nodes");
+            assert_eq!(stats.nodes, spots.len() as u32, "{name}");
+            assert_eq!(
+                stats.measured,
+                spots.len() as u32 - 1,
+                "{name}: node {skipped}"
+            );
+            assert_eq!(stats.max_cpu.get(), busiest_other, "{name}: node {skipped}");
         }
     }
 }

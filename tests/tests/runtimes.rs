@@ -281,28 +281,47 @@ async fn a_failed_poll_never_leaves_its_connection_for_reuse<R: Runtime + Defaul
 }
 
 async fn error_statuses_name_the_status_and_the_body<R: Runtime + Default>() {
-    for (fixture, status, detail) in [
-        ("os-401", 401, "Unauthorized"),
-        ("es-8x-401", 401, "security_exception"),
+    let mut cases = vec![
+        ("es-8x-401".to_owned(), 401, "security_exception"),
         (
-            "os-403",
-            403,
-            "no permissions for [cluster:monitor/nodes/stats]",
+            "os-503".to_owned(),
+            503,
+            "OpenSearch Security not initialized.",
         ),
-        ("os-503", 503, "OpenSearch Security not initialized."),
-        ("os-404", 404, "index_not_found_exception"),
-        (
-            "os-400-unrecognized-metric",
-            400,
-            "illegal_argument_exception",
-        ),
-    ] {
+    ];
+    // The answers of every OpenSearch version the repository holds captures of.
+    for version in load_tests::captured_versions() {
+        cases.extend([
+            (format!("os-{version}-real-401"), 401, "Unauthorized"),
+            (
+                format!("os-{version}-real-401-wrong-password"),
+                401,
+                "Unauthorized",
+            ),
+            (
+                format!("os-{version}-real-403"),
+                403,
+                "no permissions for [cluster:monitor/nodes/stats]",
+            ),
+            (
+                format!("os-{version}-real-404"),
+                404,
+                "index_not_found_exception",
+            ),
+            (
+                format!("os-{version}-real-400-unrecognized-metric"),
+                400,
+                "illegal_argument_exception",
+            ),
+        ]);
+    }
+    for (fixture, status, detail) in &cases {
         let stub = Stub::start(Reply::fixture(fixture));
         let error = source(&stub, Duration::from_secs(2))
             .sample()
             .await
             .expect_err(fixture);
-        assert_eq!(error.kind(), SourceErrorKind::Status(status), "{fixture}");
+        assert_eq!(error.kind(), SourceErrorKind::Status(*status), "{fixture}");
         let message = error.to_string();
         // The address it came from, then the status.
         assert_eq!(error.address(), stub.url(), "{fixture}");
@@ -380,7 +399,7 @@ async fn oversize_nested_and_garbage_bodies_fail_cleanly<R: Runtime + Default>()
 }
 
 async fn credentials_travel_in_a_header_only<R: Runtime + Default>() {
-    let stub = Stub::start(Reply::fixture("os-401"));
+    let stub = Stub::start(Reply::fixture("os-2.19.1-real-401"));
     let url = NodeUrl::parse(&stub.url_with_credentials("admin", "s3cr%40t")).expect("url");
     let mut source = OpenSearchSource::new(&url).expect("source");
     let error = source.sample().await.expect_err("401");
