@@ -7,7 +7,7 @@ use std::fmt;
 pub use hyper::Method;
 use load_opensearch::surf;
 use load_opensearch::{
-    ClusterNodes, IoTimer, OpenSearchOptions, connect_error, describe_error_body, read_body,
+    ClusterNodes, IoTimer, OpenSearchOptions, describe_error_body, read_body, send_error,
 };
 use load_smol::{ClusterConfig, ClusterUrls, SourceError, SourceErrorKind};
 
@@ -132,7 +132,7 @@ impl ClusterClient {
                         .content_type(surf::http::mime::JSON);
                 }
                 Ok(async move {
-                    let mut response = client.send(request).await.map_err(|e| connect_error(&e))?;
+                    let mut response = client.send(request).await.map_err(|e| send_error(&e))?;
                     let status = response.status() as u16;
                     if head {
                         // No body follows, whatever `Content-Length` says: reading one

@@ -79,7 +79,9 @@ impl std::error::Error for SearchError {}
 impl From<SourceError> for SearchError {
     fn from(error: SourceError) -> Self {
         match error.kind() {
-            load_smol::SourceErrorKind::Body(_) => SearchError::Unreadable(error.to_string()),
+            load_smol::SourceErrorKind::Body(_) | load_smol::SourceErrorKind::Protocol => {
+                SearchError::Unreadable(error.to_string())
+            }
             _ => SearchError::Unavailable(error.to_string()),
         }
     }

@@ -1,31 +1,42 @@
-//! What a failed exchange is, in this crate's words: no connection (and why), or an error
-//! body summed up.
+//! What a failed exchange is, in this crate's words: no connection (and why), a connection
+//! that closed or answered in another protocol, or an error body summed up.
 
 use load_core::{SourceError, SourceErrorKind};
 
-/// A request that got no answer, in this crate's words: what failed (connection refused,
-/// connect timed out, the host name not resolved, TLS, ...) with the operating system's
-/// error or the TLS library's text kept. surf's HTTP/1 client hands its connection pool's
-/// errors over as text only (`An error occured while creating a new object: ...`), so the
-/// text is what is read.
-pub fn connect_error(error: &surf::Error) -> SourceError {
-    SourceError::new(
-        SourceErrorKind::Connect,
-        &describe_connect(&error.to_string()),
-    )
+use crate::connections::{Failure, Phase};
+
+/// A request that got no answer, in this crate's words, by when it failed:
+///
+/// - no connection ([`SourceErrorKind::Connect`]): connection refused, connect timed out,
+///   the host name not resolved, TLS, ... with the operating system's error or the TLS
+///   library's text kept;
+/// - connected, but the request could not be sent or the connection closed before a byte
+///   of the answer ([`SourceErrorKind::Io`]);
+/// - connected, and bytes came that are not an HTTP answer ([`SourceErrorKind::Protocol`]):
+///   a server of another protocol on the port, or an answer out of step.
+pub fn send_error(error: &surf::Error) -> SourceError {
+    let Some(failure) = error.downcast_ref::<Failure>() else {
+        return SourceError::new(SourceErrorKind::Other, &error.to_string());
+    };
+    match failure.phase {
+        Phase::Connect => {
+            SourceError::new(SourceErrorKind::Connect, &describe_connect(&failure.cause))
+        }
+        Phase::Closed => SourceError::new(
+            SourceErrorKind::Io,
+            &format!("closed before an answer ({})", failure.cause),
+        ),
+        Phase::NotHttp => SourceError::new(
+            SourceErrorKind::Protocol,
+            &format!("not an HTTP answer ({})", failure.cause),
+        ),
+        Phase::Elsewhere => SourceError::new(SourceErrorKind::Other, &failure.cause),
+    }
 }
 
-/// See [`connect_error`].
-fn describe_connect(text: &str) -> String {
-    const POOL: [&str; 2] = [
-        "An error occured while creating a new object: ",
-        "An error occurred while creating a new object: ",
-    ];
-    let cause = POOL
-        .iter()
-        .find_map(|prefix| text.strip_prefix(prefix))
-        .unwrap_or(text)
-        .trim();
+/// A connect failure's text in our words.
+fn describe_connect(cause: &str) -> String {
+    let cause = cause.trim();
     if let Some(code) = os_error(cause) {
         use std::io::ErrorKind;
         let what = match std::io::Error::from_raw_os_error(code).kind() {
@@ -86,20 +97,21 @@ mod tests {
     use super::*;
 
     /// Found from outside: a refused connection was logged in the HTTP client's pool
-    /// wording, misspelt (`An error occured while creating a new object: ...`).
+    /// wording (`An error occured while creating a new object: ...`). Connect failures are
+    /// said in our words, with the operating system's error.
     #[test]
     fn connect_failures_are_said_in_our_words_with_the_os_error() {
-        for (surf, ours) in [
+        for (io, ours) in [
             (
-                "An error occured while creating a new object: Connection refused (os error 111)",
+                "Connection refused (os error 111)",
                 "connection refused (os error 111)",
             ),
             (
-                "An error occured while creating a new object: Connection timed out (os error 110)",
+                "Connection timed out (os error 110)",
                 "connect timed out (os error 110)",
             ),
             (
-                "An error occured while creating a new object: No route to host (os error 113)",
+                "No route to host (os error 113)",
                 "host unreachable (os error 113)",
             ),
             (
@@ -108,16 +120,47 @@ mod tests {
                  not known)",
             ),
             (
-                "An error occured while creating a new object: error:0A00010B:SSL \
-                 routines:ssl3_get_record:wrong version number",
-                "TLS failure: error:0A00010B:SSL routines:ssl3_get_record:wrong version number",
+                "TLS handshake: error:0A00010B:SSL routines:ssl3_get_record:wrong version number",
+                "TLS failure: TLS handshake: error:0A00010B:SSL routines:ssl3_get_record:wrong \
+                 version number",
             ),
             (
                 "missing valid address",
                 "connect failed: missing valid address",
             ),
         ] {
-            assert_eq!(describe_connect(surf), ours, "{surf}");
+            assert_eq!(describe_connect(io), ours, "{io}");
         }
+    }
+
+    #[test]
+    fn each_phase_has_its_kind() {
+        let error = |phase, cause: &str| {
+            send_error(&surf::Error::new(
+                surf::StatusCode::BadGateway,
+                Failure {
+                    phase,
+                    cause: cause.to_owned(),
+                },
+            ))
+        };
+        let refused = error(Phase::Connect, "Connection refused (os error 111)");
+        assert_eq!(refused.kind(), SourceErrorKind::Connect);
+        assert_eq!(
+            refused.to_string(),
+            "cannot connect: connection refused (os error 111)"
+        );
+        let closed = error(Phase::Closed, "connection closed");
+        assert_eq!(closed.kind(), SourceErrorKind::Io);
+        assert_eq!(
+            closed.to_string(),
+            "connection failed: closed before an answer (connection closed)"
+        );
+        let garbage = error(Phase::NotHttp, "invalid HTTP version");
+        assert_eq!(garbage.kind(), SourceErrorKind::Protocol);
+        assert_eq!(
+            garbage.to_string(),
+            "unreadable answer: not an HTTP answer (invalid HTTP version)"
+        );
     }
 }

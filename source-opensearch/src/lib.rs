@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 mod body;
+mod connections;
 mod errors;
 mod nodes;
 mod options;
@@ -10,7 +11,7 @@ mod source;
 mod timer;
 
 pub use body::{read_body, read_capped};
-pub use errors::{connect_error, describe_error_body};
+pub use errors::{describe_error_body, send_error};
 pub use nodes::{ClusterNodes, Endpoint};
 pub use options::OpenSearchOptions;
 pub use source::OpenSearchSource;

@@ -1,19 +1,20 @@
 //! The cluster's addresses behind one HTTP client: credentials, CA, a timeout over the
-//! whole exchange, and failover to the next address after a failure. The cluster source
-//! and requests of your own share it.
+//! whole exchange, connections that never carry an answer out of step, and failover to the
+//! next address after a failure. The cluster source and requests of your own share it.
 
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use async_native_tls::TlsConnector;
 use futures::future::{Either, select};
 use load_core::node_stats::Limits;
 use load_core::{ClusterConfig, ClusterUrls, NodeUrl, SourceError, SourceErrorKind};
 use surf::http::auth::BasicAuth;
 
 use crate::OpenSearchOptions;
+use crate::connections::Connections;
 
 /// One address of the cluster.
 #[derive(Clone)]
@@ -90,23 +91,19 @@ impl fmt::Debug for Endpoint {
 ///
 /// - **Credentials** from [`OpenSearchOptions::credentials`] (or each address's own
 ///   userinfo) are sent in a header only, and never appear in this crate's log lines,
-///   errors or `Debug` output. **One exception outside this crate:** surf's HTTP/1 client
-///   (async-h1) logs every request it sends, headers and so the `Authorization` header
-///   included, at `TRACE` under the target `async_h1`. Keep that target below `TRACE` in
-///   your logger (with env_logger: `RUST_LOG=trace,async_h1=debug`).
-/// - **One timeout** around the whole exchange: connecting, TLS, headers and body (surf's own
-///   covers neither connecting nor the body).
+///   errors or `Debug` output.
+/// - **One timeout** around the whole exchange: connecting, TLS, headers and body.
+/// - **A connection carries one exchange at a time, and another only once its answer was
+///   read to the end.** An exchange that is dropped (a caller that gave up), times out,
+///   fails, or leaves any of its answer unread closes its connection, so no exchange can
+///   ever read the late answer of another; an idle connection with a byte waiting in it is
+///   closed rather than used.
 /// - **Failover.** Exchanges go to one address until one fails (no answer, a timeout, a cut
-///   body): then the client is dropped, and with it every pooled connection (surf would
-///   otherwise hand a timed-out or half-read connection to the next exchange), and the next
-///   exchange goes to the next address, round robin. Exchanges that fail together on one
-///   client replace it once, not once each.
-/// - **No Nagle delay**: async-h1 writes a request's head and body apart; with Nagle's
+///   body, an error status): the next exchange then goes to the next address, round robin.
+/// - **No Nagle delay**: a request's head and body leave in two writes; with Nagle's
 ///   algorithm the body would wait ~40 ms for the ACK of the head.
 pub struct ClusterNodes {
-    /// The client, and how many times it was replaced.
-    pool: Mutex<(u64, surf::Client)>,
-    config: surf::Config,
+    client: surf::Client,
     endpoints: Vec<Endpoint>,
     current: AtomicUsize,
     timeout: Duration,
@@ -118,7 +115,7 @@ impl ClusterNodes {
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
     /// The cluster at `urls`, with `options`, keeping at most `per_host` connections to each
-    /// address (at least 1; more concurrent exchanges wait for one).
+    /// address open at once (at least 1; more concurrent exchanges wait for one).
     ///
     /// # Errors
     ///
@@ -133,10 +130,13 @@ impl ClusterNodes {
             .iter()
             .map(|url| Endpoint::new(&url, options.credentials.as_ref()))
             .collect::<Result<Vec<_>, _>>()?;
-        let config = surf_config(options, per_host.max(1))?;
+        let connections = Connections::new(
+            endpoints.iter().map(|endpoint| &endpoint.base),
+            per_host,
+            tls_connector(options)?,
+        );
         Ok(ClusterNodes {
-            pool: Mutex::new((0, client(&config))),
-            config,
+            client: surf::Client::with_http_client(connections),
             endpoints,
             current: AtomicUsize::new(0),
             timeout: options.timeout.unwrap_or(Self::DEFAULT_TIMEOUT),
@@ -205,11 +205,13 @@ impl ClusterNodes {
     /// the caller's (a refused path: nothing was sent, and it does not count against the
     /// node). Returns which address answered, and what the exchange gave.
     ///
+    /// The exchange's connection is used again only if the exchange read its answer's body
+    /// to the end; dropping this future at any point closes it.
+    ///
     /// # Errors
     ///
     /// The caller's error as it is; the exchange's, or [`SourceErrorKind::Timeout`], naming
-    /// the address. Either of the latter moves the next exchange to the next address on a
-    /// fresh client.
+    /// the address. Either of the latter moves the next exchange to the next address.
     pub async fn exchange<T, F, Z>(
         &self,
         sleep: &Z,
@@ -221,21 +223,17 @@ impl ClusterNodes {
     {
         let index = self.current();
         let endpoint = &self.endpoints[index];
-        let (generation, pooled) = self
-            .pool
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let exchange = prepare(pooled, endpoint).map_err(|e| e.at(&endpoint.shown))?;
+        let exchange = prepare(self.client.clone(), endpoint).map_err(|e| e.at(&endpoint.shown))?;
         match within(sleep, self.timeout, exchange).await {
             Ok(value) => Ok((index, value)),
             Err(error) => {
-                let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
-                if pool.0 == generation {
-                    *pool = (generation + 1, client(&self.config));
-                    self.current
-                        .store((index + 1) % self.endpoints.len(), Ordering::Relaxed);
-                }
+                // Exchanges that fail together move on once, not once each.
+                let _ = self.current.compare_exchange(
+                    index,
+                    (index + 1) % self.endpoints.len(),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
                 Err(error.at(&endpoint.shown))
             }
         }
@@ -258,39 +256,26 @@ impl fmt::Debug for ClusterNodes {
     }
 }
 
-/// surf's settings for a cluster: keep-alive, no Nagle delay, at most `per_host`
-/// connections to each address, the extra CA of `options` if any. No surf timeout: each
-/// whole exchange is bounded here (surf's covers neither connecting nor the body).
-fn surf_config(options: &OpenSearchOptions, per_host: usize) -> Result<surf::Config, SourceError> {
-    let mut config = surf::Config::new()
-        .set_timeout(None)
-        .set_http_keep_alive(true)
-        .set_tcp_no_delay(true)
-        .set_max_connections_per_host(per_host);
-    if let Some(path) = &options.ca_certificate {
-        let pem = std::fs::read(path).map_err(|e| {
-            SourceError::new(
-                SourceErrorKind::Connect,
-                &format!("cannot read CA certificate {}: {e}", path.display()),
-            )
-        })?;
-        let certificate = async_native_tls::Certificate::from_pem(&pem).map_err(|e| {
-            SourceError::new(
-                SourceErrorKind::Connect,
-                &format!("invalid CA certificate {}: {e}", path.display()),
-            )
-        })?;
-        let connector = async_native_tls::TlsConnector::new().add_root_certificate(certificate);
-        config = config.set_tls_config(Some(Arc::new(connector)));
-    }
-    Ok(config)
-}
-
-fn client(config: &surf::Config) -> surf::Client {
-    match config.clone().try_into() {
-        Ok(client) => client,
-        Err(never) => match never {},
-    }
+/// The TLS settings for `https` addresses: the system's roots, and the extra CA of
+/// `options` if any.
+fn tls_connector(options: &OpenSearchOptions) -> Result<TlsConnector, SourceError> {
+    let connector = TlsConnector::new();
+    let Some(path) = &options.ca_certificate else {
+        return Ok(connector);
+    };
+    let pem = std::fs::read(path).map_err(|e| {
+        SourceError::new(
+            SourceErrorKind::Connect,
+            &format!("cannot read CA certificate {}: {e}", path.display()),
+        )
+    })?;
+    let certificate = async_native_tls::Certificate::from_pem(&pem).map_err(|e| {
+        SourceError::new(
+            SourceErrorKind::Connect,
+            &format!("invalid CA certificate {}: {e}", path.display()),
+        )
+    })?;
+    Ok(connector.add_root_certificate(certificate))
 }
 
 /// `work`, or a [`SourceErrorKind::Timeout`] when it takes longer than `timeout` on `sleep`.

@@ -9,7 +9,7 @@ use load_core::{
 };
 
 use crate::body::{read_body, read_capped};
-use crate::errors::{connect_error, describe_error_body};
+use crate::errors::{describe_error_body, send_error};
 use crate::{ClusterNodes, IoTimer, OpenSearchOptions};
 
 /// How much of an error body is read to describe it.
@@ -183,7 +183,7 @@ impl<Z: load_core::Sleep + Send + Sync> CpuSource for OpenSearchSource<Z> {
             .exchange(&self.sleep, |client, endpoint| {
                 let request = endpoint.authorize(client.get(stats_url(endpoint.base())));
                 Ok(async move {
-                    let mut response = request.await.map_err(|e| connect_error(&e))?;
+                    let mut response = request.await.map_err(|e| send_error(&e))?;
                     let status = response.status();
                     if !status.is_success() {
                         let body = read_capped(&mut response, ERROR_BODY_PREFIX)

@@ -28,10 +28,13 @@ pub struct Reply {
     pub reset: bool,
     /// Announce the whole body but close the connection after this many bytes of it.
     pub cut: Option<usize>,
+    /// Send these bytes instead of an HTTP answer (status, headers and body are unused),
+    /// then close the connection.
+    pub raw: Option<Vec<u8>>,
 }
 
 impl Reply {
-    /// A fixture of `shared/fixtures/opensearch`, served as the real server would.
+    /// A fixture of `tests/fixtures/opensearch`, served as the real server would.
     #[must_use]
     pub fn fixture(name: &str) -> Reply {
         let fixture = fixture(name);
@@ -57,6 +60,7 @@ impl Reply {
             stall: None,
             reset: false,
             cut: None,
+            raw: None,
         }
     }
 
@@ -91,6 +95,16 @@ impl Reply {
     #[must_use]
     pub fn garbage() -> Reply {
         Reply::json(200, "").with_body((0u8..=255).cycle().take(4096).collect())
+    }
+
+    /// Bytes that are no HTTP answer (a server of another protocol on the port, or bytes
+    /// out of step), then the connection closes.
+    #[must_use]
+    pub fn not_http(bytes: &[u8]) -> Reply {
+        Reply {
+            raw: Some(bytes.to_vec()),
+            ..Reply::json(200, "")
+        }
     }
 
     /// Close the connection without answering.
@@ -534,6 +548,11 @@ fn answer(
         return false;
     }
     if reply.reset {
+        return false;
+    }
+    if let Some(raw) = &reply.raw {
+        busy.done();
+        let _ = writer.write_all(raw).and_then(|()| writer.flush());
         return false;
     }
     let mut head = format!("HTTP/1.1 {} {}\r\n", reply.status, reason(reply.status));

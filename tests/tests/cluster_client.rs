@@ -86,7 +86,7 @@ fn a_dead_address_fails_once_then_the_next_answers() {
 }
 
 #[test]
-fn the_timeout_covers_the_whole_exchange_and_the_pool_is_dropped() {
+fn the_timeout_covers_the_whole_exchange_and_closes_its_connection() {
     let stub = Stub::start(Reply::json(200, "{}"));
     stub.push(Reply::json(200, "{}").delayed(Duration::from_secs(3)));
     let options = OpenSearchOptions::new().timeout(Duration::from_millis(300));
@@ -97,6 +97,62 @@ fn the_timeout_covers_the_whole_exchange_and_the_pool_is_dropped() {
     let answer = smol::block_on(client.request(Method::GET, "/next", None)).expect("next");
     assert_eq!(answer.status, 200);
     assert_eq!(stub.connections(), 2);
+}
+
+/// Found from outside: under a flood with control off, the demo abandoned searches whose
+/// client had gone away, and the pool handed their connections to later searches, which
+/// then read the late answer of another request (`invalid HTTP version`, logged as "cannot
+/// connect"). A connection whose exchange was abandoned is never used again.
+#[test]
+fn an_abandoned_exchange_never_leaves_its_connection_for_the_next() {
+    let stub = Stub::start(Reply::json(200, r#"{"answer":"second"}"#));
+    stub.push(Reply::json(200, r#"{"answer":"first"}"#).delayed(Duration::from_millis(300)));
+    // One connection, so that the next exchange would take the abandoned one's.
+    let client = ClusterClient::with_connections(&urls(&stub.url()), &OpenSearchOptions::new(), 1)
+        .expect("client");
+    smol::block_on(async {
+        let first = client.request(Method::GET, "/first", None);
+        let gave_up = async {
+            smol::Timer::after(Duration::from_millis(100)).await;
+            None
+        };
+        // The client gives up after 100 ms: the exchange is dropped with its request sent.
+        let outcome = smol::future::or(async { Some(first.await) }, gave_up).await;
+        assert!(outcome.is_none(), "{outcome:?}");
+        // The late answer reaches the connection.
+        smol::Timer::after(Duration::from_millis(400)).await;
+        for _ in 0..3 {
+            let answer = client
+                .request(Method::GET, "/second", None)
+                .await
+                .expect("an answer of its own");
+            assert_eq!(answer.body, br#"{"answer":"second"}"#);
+        }
+    });
+    assert_eq!(stub.requests(), 4);
+}
+
+/// Bytes that are no HTTP answer come from a connection that was made: the error says the
+/// answer could not be read, with the node's address, never that it could not connect.
+#[test]
+fn an_answer_that_is_not_http_is_unreadable_not_a_connect_failure() {
+    for bytes in [
+        &b"SSH-2.0-OpenSSH_9.2\r\n\r\n"[..],
+        b"/1.1 200 OK\r\n\r\n",
+        b"\x00\x01garbage\n\n",
+    ] {
+        let stub = Stub::start(Reply::not_http(bytes));
+        let client =
+            ClusterClient::cluster(&urls(&stub.url()), &OpenSearchOptions::new()).expect("client");
+        let error = smol::block_on(client.request(Method::GET, "/", None)).expect_err("not HTTP");
+        let message = error.to_string();
+        assert_ne!(error.kind(), SourceErrorKind::Connect, "{message}");
+        assert!(!message.contains("connect"), "{message}");
+        assert!(
+            message.starts_with(&format!("{}: ", stub.url())),
+            "{message}"
+        );
+    }
 }
 
 #[test]

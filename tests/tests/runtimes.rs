@@ -241,7 +241,9 @@ async fn slow_headers_and_stalled_bodies_end_at_the_timeout_one_at_a_time<R: Run
 
 /// A connection that stalls far beyond the timeout (headers and 10 bytes, then nothing for
 /// 30 s) must not be reused: the next poll opens a fresh connection and succeeds at once;
-/// healthy polls share one keep-alive connection; a failed status also drops its connection.
+/// healthy polls share one keep-alive connection. An error answer read to its end leaves its
+/// connection in step, so it is kept; one whose body was left unread (a long error page)
+/// is closed.
 async fn a_failed_poll_never_leaves_its_connection_for_reuse<R: Runtime + Default>() {
     let timeout = Duration::from_millis(300);
     let stub = Stub::start(Reply::cpu(&[42]));
@@ -275,8 +277,20 @@ async fn a_failed_poll_never_leaves_its_connection_for_reuse<R: Runtime + Defaul
     source.sample().await.expect("and the next");
     assert_eq!(
         stub.connections(),
+        2,
+        "a 503 read to its end leaves its connection in step"
+    );
+
+    // Only the first 4 KiB of an error body are read: the rest is never read, so that
+    // connection must not carry the next exchange.
+    stub.push(Reply::json(503, &"x".repeat(64 * 1024)));
+    assert!(source.sample().await.is_err());
+    source.sample().await.expect("the poll after a long 503");
+    source.sample().await.expect("and the next");
+    assert_eq!(
+        stub.connections(),
         3,
-        "the failed exchange's connection was dropped"
+        "the connection of the unread error body was closed"
     );
 }
 

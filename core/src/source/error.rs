@@ -16,8 +16,11 @@ pub enum SourceErrorKind {
     Status(u16),
     /// The answer's body is not what the source reads.
     Body(BodyError),
-    /// The connection failed while reading.
+    /// The connection failed while reading, or closed before an answer.
     Io,
+    /// The node answered with bytes that are not an HTTP answer: the connection was made,
+    /// but nothing in it could be read as a status line and headers.
+    Protocol,
     /// The source cannot measure at all on this machine.
     Unsupported,
     /// Anything else, described by the detail.
@@ -159,6 +162,7 @@ impl fmt::Display for SourceError {
             SourceErrorKind::Status(status) => write!(f, "HTTP status {status}")?,
             SourceErrorKind::Body(_) => f.write_str("unreadable body")?,
             SourceErrorKind::Io => f.write_str("connection failed")?,
+            SourceErrorKind::Protocol => f.write_str("unreadable answer")?,
             SourceErrorKind::Unsupported => f.write_str("CPU usage cannot be measured here")?,
             SourceErrorKind::Other => f.write_str("sampling failed")?,
         }
