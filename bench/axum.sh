@@ -14,6 +14,7 @@ if ! command -v wrk >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
 fi
 cargo build --release -q -p load-examples --example axum
+axum="$(.ci/target-dir)/release/examples/axum" # CARGO_TARGET_DIR or a cargo config may move it
 
 # Control on (80/90) with a cluster that refuses connections: every poll fails fast and load
 # control fails open, so each request takes the layer's admitted path. No adaptive sampling.
@@ -26,7 +27,7 @@ printf 'search_engine.http.url=http://127.0.0.1:9\nweb.load.control=80\napi.load
 start() { # ARGS... -> prints the address
   local out
   out="$(mktemp)"
-  RUST_LOG=error ./target/release/examples/axum --listen 127.0.0.1:0 --config "$config" "$@" >"$out" 2>/dev/null &
+  RUST_LOG=error "$axum" --listen 127.0.0.1:0 --config "$config" "$@" >"$out" 2>/dev/null &
   echo $! >>"$pids"
   for _ in $(seq 100); do
     if grep -q '^listening on ' "$out"; then

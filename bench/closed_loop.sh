@@ -22,15 +22,17 @@ cd "$(dirname "$0")/.."
 smoke=""
 [[ "${1:-}" == "--smoke" ]] && smoke="--smoke"
 
+# Where cargo puts the binaries: CARGO_TARGET_DIR or a cargo config may move it.
+target_dir="$(.ci/target-dir)"
 if [[ -n "$smoke" ]]; then
   cargo build -q -p load-examples --bin search-server
   cargo build -q -p load-bench --bin closed_loop
-  bin=target/debug
-  out="target/closed-loop-smoke"
+  bin="$target_dir/debug"
+  out="$target_dir/closed-loop-smoke"
 else
   cargo build --release -q -p load-examples --bin search-server
   cargo build --release -q -p load-bench --bin closed_loop
-  bin=target/release
+  bin="$target_dir/release"
   out="bench/closed-loop"
 fi
 

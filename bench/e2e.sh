@@ -14,11 +14,12 @@ fi
 
 cargo build --release -q -p load-examples --bin search-server
 cargo build --release -q -p load-bench --bin e2e
+target_dir="$(.ci/target-dir)" # CARGO_TARGET_DIR or a cargo config may move it
 mkdir -p bench/results
 out="bench/results/e2e-$(date -u +%Y%m%dT%H%M%SZ).md"
 {
   echo "# End-to-end run, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores"
   echo
-  ./target/release/e2e ./target/release/search-server "${1:-5}" ${2:+"$2"}
+  "$target_dir/release/e2e" "$target_dir/release/search-server" "${1:-5}" ${2:+"$2"}
 } | tee "$out"
 echo "saved to $out" >&2

@@ -10,12 +10,14 @@ cd "$(dirname "$0")"
 
 sysroot="$(rustc --print sysroot)"
 tools="$sysroot/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin"
+# Where cargo puts the images: CARGO_TARGET_DIR or a cargo config may move it.
+target_dir="$(../../.ci/target-dir "$PWD/Cargo.toml")"
 status=0
 for board in "thumbv7em-none-eabihf mps2-an386 cortex-m4" "thumbv6m-none-eabi microbit cortex-m0"; do
   read -r target machine cpu <<<"$board"
   echo "== $target on QEMU $machine ($cpu)"
   cargo build --release -q --target "$target"
-  image="target/$target/release/load-embedded"
+  image="$target_dir/$target/release/load-embedded"
   set +e
   output="$(timeout 120 qemu-system-arm -machine "$machine" -cpu "$cpu" -nographic \
     -semihosting-config enable=on,target=native -icount shift=0 -kernel "$image" 2>&1)"

@@ -43,8 +43,16 @@ fn read(dir: &Path) -> Option<(String, f64)> {
 }
 
 fn main() -> ExitCode {
+    // criterion writes under cargo's target directory, which CARGO_TARGET_DIR may move.
     let root = std::env::args_os().nth(1).map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/criterion"),
+        || {
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map_or_else(
+                    || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"),
+                    PathBuf::from,
+                )
+                .join("criterion")
+        },
         PathBuf::from,
     );
     let found = estimates(&root);
