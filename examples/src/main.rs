@@ -91,7 +91,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// The logger, less the TRACE lines of surf's HTTP/1 client (target `async_h1`): they
+/// The logger, less the TRACE lines of the HTTP/1 codec (target `async_h1`): they
 /// print each request to the cluster, its `Authorization` header included. Whatever
 /// `RUST_LOG` says, those lines are dropped; nothing else is.
 struct NoTransportTrace(env_logger::Logger);

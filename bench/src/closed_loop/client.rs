@@ -30,15 +30,25 @@ pub fn get_json(addr: SocketAddr, target: &str) -> Option<serde_json::Value> {
 pub struct Connection {
     server: SocketAddr,
     reader: Option<BufReader<TcpStream>>,
+    timeout: Duration,
 }
 
 impl Connection {
-    /// A connection to `server`, opened at the first request.
+    /// A connection to `server`, opened at the first request, that waits at most 15 s for
+    /// an answer.
     #[must_use]
     pub fn new(server: SocketAddr) -> Connection {
+        Connection::with_timeout(server, Duration::from_secs(15))
+    }
+
+    /// The same, waiting at most `timeout` for an answer (then it hangs up, as a user's
+    /// client does).
+    #[must_use]
+    pub fn with_timeout(server: SocketAddr, timeout: Duration) -> Connection {
         Connection {
             server,
             reader: None,
+            timeout,
         }
     }
 
@@ -47,7 +57,7 @@ impl Connection {
     ///
     /// # Errors
     ///
-    /// No connection, a reset, or no whole answer within 15 s.
+    /// No connection, a reset, or no whole answer within the timeout.
     pub fn get(&mut self, target: &str) -> std::io::Result<u16> {
         let result = self.try_get(target);
         if result.is_err() {
@@ -59,7 +69,7 @@ impl Connection {
     fn try_get(&mut self, target: &str) -> std::io::Result<u16> {
         if self.reader.is_none() {
             let stream = TcpStream::connect_timeout(&self.server, Duration::from_secs(5))?;
-            stream.set_read_timeout(Some(Duration::from_secs(15)))?;
+            stream.set_read_timeout(Some(self.timeout))?;
             stream.set_nodelay(true)?;
             self.reader = Some(BufReader::new(stream));
         }

@@ -94,18 +94,40 @@ pub fn arrivals(phases: &[Phase], seed: u64) -> Vec<Duration> {
     due
 }
 
-/// Offers `phases` to `server`, open loop; every request due, in due order.
+/// Offers `phases` to `server`, open loop; every request due, in due order. A request
+/// waits at most 15 s for its answer.
 #[must_use]
 pub fn offer(server: SocketAddr, queries: &Queries, phases: &[Phase], seed: u64) -> Vec<Sent> {
+    offer_within(
+        server,
+        queries,
+        phases,
+        seed,
+        Duration::from_secs(15),
+        WORKERS,
+    )
+}
+
+/// [`offer`] with `workers` clients, each request waiting at most `timeout` for its answer
+/// before its client hangs up (and counts it [`Outcome::Failed`]).
+#[must_use]
+pub fn offer_within(
+    server: SocketAddr,
+    queries: &Queries,
+    phases: &[Phase],
+    seed: u64,
+    timeout: Duration,
+    workers: usize,
+) -> Vec<Sent> {
     let (tickets, receiver) = mpsc::channel::<(Duration, Instant, String)>();
     let receiver = Arc::new(Mutex::new(receiver));
     let results = Arc::new(Mutex::new(Vec::new()));
     let start = Instant::now() + Duration::from_millis(50);
-    let workers: Vec<_> = (0..WORKERS)
+    let workers: Vec<_> = (0..workers)
         .map(|_| {
             let (receiver, results) = (Arc::clone(&receiver), Arc::clone(&results));
             std::thread::spawn(move || {
-                let mut connection = Connection::new(server);
+                let mut connection = Connection::with_timeout(server, timeout);
                 loop {
                     let ticket = receiver.lock().ok().and_then(|r| r.recv().ok());
                     let Some((offset, due, target)) = ticket else {

@@ -308,7 +308,7 @@ fn check_isolation(cluster: SocketAddr) -> Result<Value, String> {
 
 /// Indexes the first `documents` of the corpus into [`INDEX`], 200 to a `_bulk`, and
 /// refreshes it.
-fn preload(cluster: &str, addr: SocketAddr, documents: usize) -> Result<(), String> {
+pub fn preload(cluster: &str, addr: SocketAddr, documents: usize) -> Result<(), String> {
     let config = Config::from_properties(&format!("search_engine.http.url={cluster}"))
         .map_err(|e| format!("{cluster}: {e}"))?;
     let client =
