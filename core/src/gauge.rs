@@ -87,7 +87,7 @@ impl CpuGauge {
     /// The latest value, `None` when unknown.
     #[must_use]
     pub fn cpu(&self) -> Option<CpuPercent> {
-        decode(self.word.load(Ordering::Relaxed)).cpu
+        decode(self.word.load(Ordering::Acquire)).cpu
     }
 
     /// The latest value as a number, unknown reading as `0` (fail-open).
