@@ -56,8 +56,11 @@ pub fn filtered_body(nodes: usize) -> String {
     let entries: Vec<String> = (0..nodes)
         .map(|i| {
             format!(
-                "\"node-{i:016x}\":{{\"os\":{{\"cpu\":{{\"percent\":{}}}}}}}",
-                (i * 37) % 101
+                "\"node-{i:016x}\":{{\"os\":{{\"cpu\":{{\"percent\":{}}}}},\
+                 \"thread_pool\":{{\"search\":{{\"threads\":13,\"queue\":{},\"active\":{}}}}}}}",
+                (i * 37) % 101,
+                (i * 7) % 5,
+                (i * 11) % 14
             )
         })
         .collect();
@@ -98,11 +101,22 @@ pub fn full_body(template: &str, nodes: usize) -> String {
 pub fn serde_json_max(body: &[u8]) -> Option<i64> {
     let doc: serde_json::Value = serde_json::from_slice(body).ok()?;
     let mut max = 0;
+    let mut busiest_pool = 0;
     for node in doc.get("nodes")?.as_object()?.values() {
         if let Some(percent) = node["os"]["cpu"]["percent"].as_i64() {
             max = max.max(percent);
         }
+        // The same work as the core's parser: the most loaded search pool too.
+        let pool = &node["thread_pool"]["search"];
+        if let (Some(threads), Some(active), Some(queue)) = (
+            pool["threads"].as_u64(),
+            pool["active"].as_u64(),
+            pool["queue"].as_u64(),
+        ) {
+            busiest_pool = busiest_pool.max((active + queue) * 1000 / threads.max(1));
+        }
     }
+    std::hint::black_box(busiest_pool);
     Some(max)
 }
 

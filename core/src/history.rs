@@ -83,6 +83,11 @@ pub struct ClusterPoint {
     /// `load.control.admission=limit`: counted requests completed since the previous point
     /// (with the rejections, the share admitted).
     pub completed: u32,
+    /// `load.control.admission=limit`: requests refused by the flood bound since the
+    /// previous point (not by the CPU: counted apart from `rejected_web` and `rejected_api`).
+    pub rejected_flood: u32,
+    /// `load.control.admission=limit`: whether the flood bound held after the poll.
+    pub flooding: bool,
 }
 
 /// One local CPU sample, as the adaptive gate saw it.

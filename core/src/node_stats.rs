@@ -1,4 +1,5 @@
-//! An allocation-free parser of OpenSearch `_nodes/stats/os` bodies: the busiest node's CPU.
+//! An allocation-free parser of OpenSearch `_nodes/stats` bodies: the busiest node's CPU,
+//! and the busiest node's search thread pool when the body has it.
 
 use core::cell::Cell;
 use core::fmt;
@@ -9,8 +10,33 @@ use crate::CpuPercent;
 use crate::json::{self, Invalid};
 
 /// The request path that returns exactly what [`parse_node_stats`] reads: every node's
-/// `os.cpu.percent`, plus the `_nodes` header so that partial failures stay visible.
-pub const NODE_STATS_PATH: &str = "/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent";
+/// `os.cpu.percent` and its search thread pool's `threads`, `queue` and `active`, plus the
+/// `_nodes` header so that partial failures stay visible.
+pub const NODE_STATS_PATH: &str = "/_nodes/stats/os,thread_pool?filter_path=_nodes,\
+nodes.*.os.cpu.percent,nodes.*.thread_pool.search.threads,nodes.*.thread_pool.search.queue,\
+nodes.*.thread_pool.search.active";
+
+/// A node's search thread pool, as `_nodes/stats/thread_pool` reports it: the searches
+/// (shard-level tasks) it runs at once at most, runs now, and has waiting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchPool {
+    /// `thread_pool.search.threads`: the pool's threads.
+    pub threads: u32,
+    /// `thread_pool.search.active`: threads running a task now.
+    pub active: u32,
+    /// `thread_pool.search.queue`: tasks waiting for a thread.
+    pub queue: u32,
+}
+
+impl SearchPool {
+    /// How loaded the pool is: tasks running and waiting per thread (in 1/1000ths, so that
+    /// pools compare exactly).
+    #[must_use]
+    pub const fn load_milli(&self) -> u64 {
+        let threads = if self.threads == 0 { 1 } else { self.threads };
+        (self.active as u64 + self.queue as u64) * 1000 / threads as u64
+    }
+}
 
 /// What a `_nodes/stats/os` body says about the cluster's CPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -31,6 +57,10 @@ pub struct NodeStats {
     pub total: Option<u32>,
     /// `_nodes.failed`, when the body has the header: nodes that did not answer.
     pub failed: Option<u32>,
+    /// The search thread pool of the node whose pool is the most loaded (running and
+    /// waiting tasks per thread), when any node reports one with all three fields as
+    /// counts. A node that reports none, or an odd value, is left out; the CPU stands.
+    pub search_pool: Option<SearchPool>,
 }
 
 /// Caps checked before parsing, because the JSON parser has no limits of its own.
@@ -191,19 +221,35 @@ pub fn parse_node_stats_with(body: &[u8], limits: Limits) -> Result<NodeStats, P
         });
     }
     check(body, limits.max_depth)?;
-    let ctx = Ctx::default();
+    match parse_checked(body, false) {
+        // A pool's value was no number: the CPU stands, read without pools.
+        Err((_, true)) => parse_checked(body, true).map_err(|(e, _)| e),
+        parsed => parsed.map_err(|(e, _)| e),
+    }
+}
+
+/// One pass over a checked body (`skip_pools`: without reading thread pools): the stats,
+/// or the error and whether a pool's value caused it.
+fn parse_checked(body: &[u8], skip_pools: bool) -> Result<NodeStats, (ParseError, bool)> {
+    let ctx = Ctx {
+        skip_pools,
+        ..Ctx::default()
+    };
     let mut deserializer = serde_json_core::de::Deserializer::new(body, None);
     let parsed = Top(&ctx)
         .deserialize(&mut deserializer)
         .and_then(|()| deserializer.end());
     match parsed {
         Ok(_) => Ok(ctx.stats.get()),
-        Err(e) => Err(ctx
-            .error
-            .get()
-            .unwrap_or(ParseError::Json(JsonError(JsonErrorKind::Shape(e))))),
+        Err(e) => Err((
+            ctx.error
+                .get()
+                .unwrap_or(ParseError::Json(JsonError(JsonErrorKind::Shape(e)))),
+            ctx.pool_error.get(),
+        )),
     }
 }
+
 /// The `type` and `reason` of an OpenSearch/Elasticsearch error body
 /// (`{"error":{"type":...,"reason":...},"status":...}`); `None` when the body is not such an
 /// error. Strings are returned as written (JSON
@@ -290,6 +336,12 @@ fn check(body: &[u8], max_depth: usize) -> Result<(), ParseError> {
 #[derive(Default)]
 struct Ctx {
     stats: Cell<NodeStats>,
+    /// The search pool of the node being read: `threads`, `active`, `queue` as they come.
+    pool: Cell<[Option<u32>; 3]>,
+    /// Whether a pool's value was no number (then the body is read again, without pools),
+    /// and whether this pass reads pools at all.
+    pool_error: Cell<bool>,
+    skip_pools: bool,
     /// A typed error found by a visitor, reported instead of the parser's generic one.
     error: Cell<Option<ParseError>>,
 }
@@ -352,8 +404,10 @@ struct Nodes<'c>(&'c Ctx);
 struct Node<'c>(&'c Ctx);
 struct Os<'c>(&'c Ctx);
 struct Cpu<'c>(&'c Ctx);
+struct ThreadPool<'c>(&'c Ctx);
+struct Search<'c>(&'c Ctx);
 
-object_seed!(Header, Nodes, Node, Os, Cpu);
+object_seed!(Header, Nodes, Node, Os, Cpu, ThreadPool, Search);
 
 impl<'de> DeserializeSeed<'de> for Top<'_> {
     type Value = ();
@@ -398,7 +452,24 @@ impl<'de> Fields<'de> for Header<'_> {
 impl<'de> Fields<'de> for Nodes<'_> {
     fn field<A: MapAccess<'de>>(&self, _id: &str, map: &mut A) -> Result<(), A::Error> {
         self.0.update(|s| s.nodes = s.nodes.saturating_add(1));
-        map.next_value_seed(Node(self.0))
+        self.0.pool.set([None; 3]);
+        map.next_value_seed(Node(self.0))?;
+        // The node's pool, if it reported all of it, against the most loaded so far.
+        if let [Some(threads), Some(active), Some(queue)] = self.0.pool.get() {
+            let pool = SearchPool {
+                threads,
+                active,
+                queue,
+            };
+            self.0.update(|s| {
+                if s.search_pool
+                    .is_none_or(|busiest| pool.load_milli() > busiest.load_milli())
+                {
+                    s.search_pool = Some(pool);
+                }
+            });
+        }
+        Ok(())
     }
 }
 
@@ -406,8 +477,41 @@ impl<'de> Fields<'de> for Node<'_> {
     fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
         match key {
             "os" => map.next_value_seed(Os(self.0)),
+            "thread_pool" if !self.0.skip_pools => map.next_value_seed(ThreadPool(self.0)),
             _ => map.next_value::<IgnoredAny>().map(drop),
         }
+    }
+}
+
+impl<'de> Fields<'de> for ThreadPool<'_> {
+    fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "search" => map.next_value_seed(Search(self.0)),
+            _ => map.next_value::<IgnoredAny>().map(drop),
+        }
+    }
+}
+
+impl<'de> Fields<'de> for Search<'_> {
+    fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        let slot = match key {
+            "threads" => 0,
+            "active" => 1,
+            "queue" => 2,
+            _ => return map.next_value::<IgnoredAny>().map(drop),
+        };
+        // A count, exactly: a whole number in `0..=u32::MAX` (`null` reads as NaN). A
+        // fraction or a negative leaves the node's pool unknown; a value that is no number
+        // fails this pass, and the body is read again without pools.
+        let value = map
+            .next_value::<f64>()
+            .inspect_err(|_| self.0.pool_error.set(true))?;
+        let whole = libm::trunc(value) == value;
+        let count = (whole && (0.0..=f64::from(u32::MAX)).contains(&value)).then_some(value as u32);
+        let mut pool = self.0.pool.get();
+        pool[slot] = count;
+        self.0.pool.set(pool);
+        Ok(())
     }
 }
 
@@ -462,6 +566,7 @@ impl crate::CpuSample {
             nodes: stats.nodes,
             failed: failed.saturating_add(stats.refused),
             endpoint: 0,
+            search_pool: stats.search_pool,
         }
     }
 }
@@ -579,6 +684,69 @@ mod tests {
                 "{body:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_most_loaded_search_pool_is_kept() {
+        let body = br#"{"_nodes":{"total":3,"successful":3,"failed":0},"nodes":{
+            "a":{"os":{"cpu":{"percent":90}},"thread_pool":{"search":{"threads":4,"queue":0,"active":2}}},
+            "b":{"thread_pool":{"search":{"queue":3,"active":2,"threads":2,"rejected":7}},"os":{"cpu":{"percent":40}}},
+            "c":{"os":{"cpu":{"percent":50}},"thread_pool":{"search":{"threads":13,"queue":1,"active":13},"write":{"queue":99}}}}}"#;
+        let stats = parse_node_stats(body).unwrap();
+        assert_eq!(stats.max_cpu.get(), 90);
+        assert_eq!(
+            stats.search_pool,
+            Some(SearchPool {
+                threads: 2,
+                active: 2,
+                queue: 3
+            }),
+            "b: 5 tasks for 2 threads"
+        );
+        assert_eq!(
+            SearchPool {
+                threads: 2,
+                active: 2,
+                queue: 3
+            }
+            .load_milli(),
+            2500
+        );
+    }
+
+    #[test]
+    fn an_odd_or_partial_pool_is_left_out_and_the_cpu_stands() {
+        for pool in [
+            r#"{"threads":2,"queue":-1,"active":1}"#,
+            r#"{"threads":2,"queue":1.5,"active":1}"#,
+            r#"{"threads":"2","queue":1,"active":1}"#,
+            r#"{"threads":2,"queue":null,"active":1}"#,
+            r#"{"threads":2,"queue":[1],"active":{"x":1}}"#,
+            r#"{"threads":2,"active":1}"#,
+            r#"{"threads":4294967296,"queue":1,"active":1}"#,
+            r#"null"#,
+            r#"{}"#,
+        ] {
+            let body = format!(
+                r#"{{"nodes":{{"a":{{"os":{{"cpu":{{"percent":70}}}},"thread_pool":{{"search":{pool}}}}}}}}}"#
+            );
+            let stats = parse_node_stats(body.as_bytes()).unwrap_or_else(|e| panic!("{pool}: {e}"));
+            assert_eq!(stats.max_cpu.get(), 70, "{pool}");
+            assert_eq!(stats.search_pool, None, "{pool}");
+        }
+        // Whole numbers in any form count; the node without a pool does not reset another's.
+        let stats = parse_node_stats(
+            br#"{"nodes":{"a":{"thread_pool":{"search":{"threads":2e0,"queue":1,"active":2.0}}},"b":{"os":{"cpu":{"percent":5}}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            stats.search_pool,
+            Some(SearchPool {
+                threads: 2,
+                active: 2,
+                queue: 1
+            })
+        );
     }
 
     #[test]

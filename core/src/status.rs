@@ -37,8 +37,10 @@ pub struct ClusterStatus {
     endpoint: AtomicU8,
     transitions: AtomicU32,
     failures: FailureCounter,
-    /// Rejection totals (web, API) and completions at the previous poll.
-    reported: [AtomicU32; 3],
+    /// Rejection totals (web, API), completions and flood refusals at the previous poll.
+    reported: [AtomicU32; 4],
+    /// Whether the flood bound held at the previous poll.
+    flooding: AtomicU8,
 }
 
 /// What happened between two polls ([`ClusterStatus::since_last_poll`]).
@@ -51,6 +53,9 @@ pub struct PollCounts {
     pub rejected_api: u32,
     /// Counted requests completed (`load.control.admission=limit`).
     pub completed: u32,
+    /// Requests refused by the flood bound (`load.control.admission=limit`), apart from
+    /// the CPU's rejections.
+    pub rejected_flood: u32,
 }
 
 impl ClusterStatus {
@@ -64,7 +69,13 @@ impl ClusterStatus {
             endpoint: AtomicU8::new(NO_ENDPOINT),
             transitions: AtomicU32::new(0),
             failures: FailureCounter::new(),
-            reported: [AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)],
+            reported: [
+                AtomicU32::new(0),
+                AtomicU32::new(0),
+                AtomicU32::new(0),
+                AtomicU32::new(0),
+            ],
+            flooding: AtomicU8::new(0),
         }
     }
 
@@ -93,11 +104,20 @@ impl ClusterStatus {
         let since = |now: u32, reported: &AtomicU32| {
             now.wrapping_sub(reported.swap(now, Ordering::Relaxed))
         };
+        let admission = control.admission();
         PollCounts {
             rejected_web: since(control.rejected(Route::Web), &self.reported[0]),
             rejected_api: since(control.rejected(Route::Api), &self.reported[1]),
-            completed: since(control.admission().completed, &self.reported[2]),
+            completed: since(admission.completed, &self.reported[2]),
+            rejected_flood: since(admission.rejected_flood, &self.reported[3]),
         }
+    }
+
+    /// Whether the flood bound holds now and held at the previous call: `(before, now)`.
+    pub fn flood_change(&self, control: &LoadControl) -> (bool, bool) {
+        let now = control.admission().flooding;
+        let before = self.flooding.swap(u8::from(now), Ordering::Relaxed) != 0;
+        (before, now)
     }
 
     /// The monitor's consecutive and total failures.

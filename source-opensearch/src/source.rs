@@ -225,7 +225,9 @@ mod tests {
         let source = OpenSearchSource::new(&url).unwrap();
         assert_eq!(
             source.stats_url(),
-            "https://search.example:9200/prefix/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent"
+            "https://search.example:9200/prefix/_nodes/stats/os,thread_pool?filter_path=_nodes,\
+             nodes.*.os.cpu.percent,nodes.*.thread_pool.search.threads,\
+             nodes.*.thread_pool.search.queue,nodes.*.thread_pool.search.active"
         );
         assert!(!format!("{source:?}").contains("cret"));
     }

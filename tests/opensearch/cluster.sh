@@ -309,7 +309,9 @@ capture() {
   version="$(tr -d '\n' <"$cluster/version")"
   prefix="$out/os-$version-real"
   mkdir -p "$out"
-  curl -fsS "$url/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent" >"$prefix-filtered.json"
+  # What the source asks (load_core::node_stats::NODE_STATS_PATH).
+  curl -fsS "$url/_nodes/stats/os,thread_pool?filter_path=_nodes,nodes.*.os.cpu.percent,nodes.*.thread_pool.search.threads,nodes.*.thread_pool.search.queue,nodes.*.thread_pool.search.active" \
+    >"$prefix-filtered.json"
   curl -fsS "$url/_nodes/stats/os" >"$prefix-full.json"
   capture_answer "$prefix-400-unrecognized-metric.json" "GET /_nodes/stats/osx (OpenSearch $version)" \
     "$url/_nodes/stats/osx"

@@ -1,407 +1,111 @@
-//! A simulated cluster in front of the real `LoadControl` and its permits, on a manual
-//! clock: `c` servers with random service times from a fixed seed, a FIFO queue, and the
-//! busiest-node CPU reported once a second with a second's delay, as node stats are. Open-
-//! loop Poisson arrivals at fractions and multiples of the cluster's capacity.
+//! The limit mode in a simulated cluster (`load_tests::sim`): a fleet of real
+//! `LoadControl`s, each with its own clock and poll phase, in front of one cluster whose
+//! busiest-node CPU is reported a second late. Open-loop Poisson arrivals at fractions and
+//! multiples of the cluster's capacity, split among the front ends equally or skewed (one
+//! with five times each other's demand), on five cluster shapes, one of them a mix of cheap
+//! and costly searches.
 //!
-//! It reproduces Fess's failure under overload (the all-or-nothing 1 s poll lets the whole
-//! excess in during each admitting second, and that queue is the tail) and holds the limit
-//! mode to the goals: goodput near the peak and an admitted tail near light load's at 2x and
-//! 3x, a fast recovery after a step, nothing shed at light load. Deterministic and fast
-//! (a few seconds in a debug build).
+//! It reproduces Fess's failure under overload and holds the limit mode to the goals, for
+//! one front end and for fleets of 2, 4 and 8: goodput near the peak and an admitted tail
+//! near light load's at 2x and 3x, a fast recovery after a step, nothing shed at light load
+//! (bursts included), and every front end admitting the same share of its demand (Jain's
+//! index). Deterministic and fast (seconds: `load-core` and this crate build optimised in
+//! the dev profile).
+//!
+//! The front ends' clocks count from epochs up to a day apart and they poll at unrelated
+//! phases within the second: the law needs no clock in common, so no clock skew matters.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
-use std::time::Duration;
-
-use load_core::Clock;
-use load_core::monitor::{ClusterSink, Sink};
-use load_core::{
-    Admission, AdmissionMode, ClusterStatus, ControlConfig, CpuPercent, CpuSample, Instant,
-    LoadControl, ManualClock, Permit, Smoothing, Threshold,
+use load_tests::sim::{
+    Fleet, Model, Policy, Scenario, Summary, recovery_after_step, simulate, summary,
 };
 
-/// The web threshold, as in the real experiment.
-const THRESHOLD: i32 = 70;
-
-/// How service times vary.
-#[derive(Clone, Copy, Debug)]
-enum Service {
-    /// Exponential: as variable as a search mix gets.
-    Exponential,
-    /// Erlang-4 (the sum of four exponentials): steadier, as one kind of query is.
-    Erlang4,
+/// The fleets every model is held to: 1, 2, 4 and 8 front ends with equal demand, and 2, 4
+/// and 8 with one front end's demand five times each other's.
+fn fleets() -> Vec<Fleet> {
+    let mut fleets: Vec<Fleet> = [1, 2, 4, 8].into_iter().map(Fleet::equal).collect();
+    fleets.extend([2, 4, 8].into_iter().map(Fleet::skewed));
+    fleets
 }
 
-/// A simulated cluster: servers, and their service times.
-#[derive(Clone, Copy, Debug)]
-struct Model {
-    servers: usize,
-    service_us: f64,
-    service: Service,
+fn describe(fleet: &Fleet) -> String {
+    let skewed = fleet.weights.iter().any(|w| *w != fleet.weights[0]);
+    format!(
+        "{} front end(s){}",
+        fleet.len(),
+        if skewed { ", skewed" } else { "" }
+    )
 }
 
-impl Model {
-    /// The issue's model: 4 servers, exponential service of 10 ms.
-    const SMALL: Model = Model {
-        servers: 4,
-        service_us: 10_000.0,
-        service: Service::Exponential,
-    };
-    /// A wider cluster with steadier, slower searches.
-    const WIDE: Model = Model {
-        servers: 16,
-        service_us: 20_000.0,
-        service: Service::Erlang4,
-    };
-    /// A narrow one with fast searches.
-    const NARROW: Model = Model {
-        servers: 2,
-        service_us: 4_000.0,
-        service: Service::Exponential,
-    };
-
-    /// Many slow searches at once: at light load more are in flight than the initial
-    /// ceiling allows, which the cap must learn from, not shed.
-    const DEEP: Model = Model {
-        servers: 64,
-        service_us: 50_000.0,
-        service: Service::Erlang4,
-    };
-
-    /// Requests per second the cluster serves at 100 % CPU.
-    fn capacity(self) -> f64 {
-        self.servers as f64 * 1e6 / self.service_us
-    }
-
-    fn service(self, rng: &mut Rng) -> u64 {
-        let sample = match self.service {
-            Service::Exponential => rng.exp(self.service_us),
-            Service::Erlang4 => (0..4).map(|_| rng.exp(self.service_us / 4.0)).sum(),
-        };
-        sample.max(1.0) as u64
-    }
-}
-
-/// splitmix64: a fixed seed gives the same run everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in (0, 1].
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
-    }
-
-    /// Exponential with this mean.
-    fn exp(&mut self, mean: f64) -> f64 {
-        -mean * self.unit().ln()
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Policy {
-    /// Fess's rule, the default.
-    Fess,
-    /// Fess's rule on the EWMA of the samples (`tau` 3 s), as the real experiment runs it.
-    Ewma,
-    /// `load.control.admission=limit`.
-    Limit,
-}
-
-impl Policy {
-    fn config(self) -> ControlConfig {
-        let mut config = ControlConfig::new();
-        config.web_threshold = Threshold::from_fess(THRESHOLD);
-        match self {
-            Policy::Fess => {}
-            Policy::Ewma => {
-                config.smoothing = Smoothing::Ewma {
-                    tau: Duration::from_secs(3),
-                };
-            }
-            Policy::Limit => config.admission = AdmissionMode::Limit,
-        }
-        config
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Event {
-    /// A request arrives at the front end.
-    Arrival,
-    /// The server finishes its request.
-    Done { server: usize },
-    /// The monitor polls the cluster.
-    Poll,
-}
-
-/// One request the cluster has: when it arrived, and its permit.
-struct Request<'a> {
-    arrived_us: u64,
-    permit: Permit<'a, ManualClock>,
-}
-
-/// What a run measured, after its warm-up.
-#[derive(Debug, Default)]
-struct Run {
-    /// Latencies of admitted requests (µs), by arrival time (s) for the step test.
-    latencies: Vec<(f64, u64)>,
-    rejected: u64,
-    arrived: u64,
-    seconds: f64,
-    /// The reported CPU at each poll.
-    cpu: Vec<u8>,
-}
-
-impl Run {
-    fn sorted(&self) -> Vec<u64> {
-        let mut sorted: Vec<u64> = self.latencies.iter().map(|(_, l)| *l).collect();
-        sorted.sort_unstable();
-        sorted
-    }
-
-    fn percentile(&self, p: f64) -> f64 {
-        percentile(&self.sorted(), p)
-    }
-
-    /// Admitted requests answered within `slo_us`, per second.
-    fn goodput(&self, slo_us: f64) -> f64 {
-        self.latencies
-            .iter()
-            .filter(|(_, l)| (*l as f64) <= slo_us)
-            .count() as f64
-            / self.seconds
-    }
-
-    fn shed(&self) -> f64 {
-        self.rejected as f64 / self.arrived.max(1) as f64
-    }
-}
-
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let index = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[index] as f64
-}
-
-/// `rate(t)` requests a second (Poisson) for `seconds`; statistics from `warmup` on.
-fn simulate(
-    model: Model,
-    policy: Policy,
-    seconds: f64,
-    warmup: f64,
-    seed: u64,
-    rate: impl Fn(f64) -> f64,
-) -> Run {
-    let control = LoadControl::from_config(&policy.config());
-    let status = ClusterStatus::new();
-    let sink = ClusterSink::new(&control, &status);
-    let clock = ManualClock::new(Instant::ZERO);
-    let mut rng = Rng(seed);
-    let end_us = (seconds * 1e6) as u64;
-    let mut events: BinaryHeap<Reverse<(u64, u64, Event)>> = BinaryHeap::new();
-    let mut sequence = 0u64;
-    let mut push = |events: &mut BinaryHeap<_>, at: u64, event: Event| {
-        sequence += 1;
-        events.push(Reverse((at, sequence, event)));
-    };
-    push(&mut events, 0, Event::Arrival);
-    push(&mut events, 1_000_000, Event::Poll);
-    let mut queue: VecDeque<Request<'_>> = VecDeque::new();
-    let mut servers: Vec<Option<Request<'_>>> = (0..model.servers).map(|_| None).collect();
-    // Busy server-microseconds in each second, for the CPU the nodes report.
-    let mut busy = vec![0u64; seconds as usize + 2];
-    let mut busy_since = vec![0u64; model.servers];
-    let mut run = Run {
-        seconds: seconds - warmup,
-        ..Run::default()
-    };
-    let account = |busy: &mut Vec<u64>, from: u64, to: u64| {
-        let mut at = from;
-        while at < to {
-            let second = (at / 1_000_000) as usize;
-            let edge = ((second as u64) + 1) * 1_000_000;
-            let until = edge.min(to);
-            if let Some(slot) = busy.get_mut(second) {
-                *slot += until - at;
-            }
-            at = until;
-        }
-    };
-    while let Some(Reverse((now, _, event))) = events.pop() {
-        if now > end_us {
-            break;
-        }
-        clock.set(Instant::from_micros(now));
-        let measured = now as f64 / 1e6 >= warmup;
-        match event {
-            Event::Arrival => {
-                let t = now as f64 / 1e6;
-                let next = now + rng.exp(1e6 / rate(t)).max(1.0) as u64;
-                push(&mut events, next, Event::Arrival);
-                if measured {
-                    run.arrived += 1;
-                }
-                match control.admit("/search?q=x", &clock) {
-                    Admission::Admitted(permit) => {
-                        let request = Request {
-                            arrived_us: now,
-                            permit,
-                        };
-                        if let Some(free) = servers.iter().position(Option::is_none) {
-                            servers[free] = Some(request);
-                            busy_since[free] = now;
-                            let service = model.service(&mut rng);
-                            push(&mut events, now + service, Event::Done { server: free });
-                        } else {
-                            queue.push_back(request);
-                        }
-                    }
-                    Admission::Rejected(_) => {
-                        if measured {
-                            run.rejected += 1;
-                        }
-                    }
-                }
-            }
-            Event::Done { server } => {
-                let request = servers[server].take().expect("a request in service");
-                account(&mut busy, busy_since[server], now);
-                if request.arrived_us as f64 / 1e6 >= warmup {
-                    run.latencies
-                        .push((request.arrived_us as f64 / 1e6, now - request.arrived_us));
-                }
-                drop(request.permit); // the answer is complete: counted out
-                if let Some(next) = queue.pop_front() {
-                    servers[server] = Some(next);
-                    busy_since[server] = now;
-                    let service = model.service(&mut rng);
-                    push(&mut events, now + service, Event::Done { server });
-                }
-            }
-            Event::Poll => {
-                // The node reports its CPU over the second before last (a second's delay).
-                let second = (now / 1_000_000) as usize;
-                let reported = if second >= 2 {
-                    let busy_us = busy[second - 2] as f64;
-                    (busy_us / (model.servers as f64 * 1e6) * 100.0)
-                        .round()
-                        .min(100.0) as u8
-                } else {
-                    0
-                };
-                sink.on_sample(clock.now(), &CpuSample::local(CpuPercent::new(reported)));
-                run.cpu.push(reported);
-                push(&mut events, now + 1_000_000, Event::Poll);
-            }
-        }
-        // Servers still busy count toward the CPU up to now.
-        for (server, since) in busy_since.iter_mut().enumerate() {
-            if servers[server].is_some() && *since < now {
-                account(&mut busy, *since, now);
-                *since = now;
-            }
+/// Every goal, for one scenario; the failures, in words.
+fn misses(summary: &Summary, recovery: f64) -> Vec<String> {
+    let mut misses = Vec::new();
+    for (factor, ratio) in [2.0, 3.0].iter().zip(summary.p99_ratio) {
+        if ratio > 3.0 {
+            misses.push(format!("p99 at {factor}x / p99 at 0.5x = {ratio:.2} (> 3)"));
         }
     }
-    // Requests still queued or in service keep their permits until here.
-    drop(queue);
-    drop(servers);
-    run
+    if summary.p999_ratio_3x > 10.0 {
+        misses.push(format!(
+            "p99.9 at 3x / p99 at 0.5x = {:.2} (> 10)",
+            summary.p999_ratio_3x
+        ));
+    }
+    for (factor, ratio) in [2.0, 3.0].iter().zip(summary.goodput_ratio) {
+        if ratio < 0.9 {
+            misses.push(format!("goodput at {factor}x / peak = {ratio:.2} (< 0.9)"));
+        }
+    }
+    for (factor, shed) in [0.25, 0.5].iter().zip(summary.shed_light) {
+        if shed > 0.0 {
+            misses.push(format!("{:.3} % shed at {factor}x", shed * 100.0));
+        }
+    }
+    for (factor, jain) in [2.0, 3.0].iter().zip(summary.fairness) {
+        if jain < 0.95 {
+            misses.push(format!("Jain's index at {factor}x = {jain:.3} (< 0.95)"));
+        }
+    }
+    if recovery > 2.0 {
+        misses.push(format!("{recovery} s after a 0.5x -> 2x step (> 2)"));
+    }
+    misses
 }
 
-/// The steady-state runs of a policy: 40 s per factor of capacity, 10 s of warm-up.
-fn steady(model: Model, policy: Policy, factors: &[f64]) -> Vec<(f64, Run)> {
-    factors
-        .iter()
-        .map(|&factor| {
-            let seed = 7 + (factor * 100.0) as u64;
-            let run = simulate(model, policy, 40.0, 10.0, seed, |_| {
-                factor * model.capacity()
-            });
-            (factor, run)
-        })
-        .collect()
-}
-
-struct Summary {
-    p99_ratio: [f64; 2],
-    p999_ratio_3x: f64,
-    goodput_ratio: [f64; 2],
-    shed_light: [f64; 2],
-}
-
-/// The goals' ratios, within one policy's runs: p99 at 2x and 3x over p99 at 0.5x; p99.9 at
-/// 3x over p99 at 0.5x; goodput (answered within 10 x the light-load p50) at 2x and 3x over
-/// the peak; the share shed at 0.25x and 0.5x.
-fn summary(model: Model, policy: Policy) -> Summary {
-    let runs = steady(model, policy, &[0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]);
-    let at = |factor: f64| &runs.iter().find(|(f, _)| *f == factor).expect("run").1;
-    let light_p99 = at(0.5).percentile(0.99);
-    let slo = 10.0 * at(0.5).percentile(0.50);
-    let peak = runs
-        .iter()
-        .map(|(_, run)| run.goodput(slo))
-        .fold(0.0, f64::max);
-    for (factor, run) in &runs {
+/// Holds the limit mode to every goal on `model`, for every fleet.
+fn fleets_meet_the_goals(model: Model) {
+    let mut failures = Vec::new();
+    for fleet in fleets() {
+        let scenario = Scenario::new(model, Policy::Limit, fleet.clone());
+        let summary = summary(&scenario);
+        let recovery = recovery_after_step(&scenario);
+        let misses = misses(&summary, recovery);
         eprintln!(
-            "{model:?} {policy:?} {factor}x: p50 {:.1} ms, p99 {:.1} ms, p99.9 {:.1} ms, goodput {:.0}/s, \
-             shed {:.1} %, cpu {:?}",
-            run.percentile(0.5) / 1e3,
-            run.percentile(0.99) / 1e3,
-            run.percentile(0.999) / 1e3,
-            run.goodput(slo),
-            run.shed() * 100.0,
-            &run.cpu[run.cpu.len().saturating_sub(8)..]
+            "{} limit, {}: p99 ratio {:.2?}, p99.9 at 3x {:.2}, goodput ratio {:.2?}, shed at \
+             light load {:?}, Jain {:.3?}, recovery {recovery} s{}",
+            model.name(),
+            describe(&fleet),
+            summary.p99_ratio,
+            summary.p999_ratio_3x,
+            summary.goodput_ratio,
+            summary.shed_light,
+            summary.fairness,
+            if misses.is_empty() { "" } else { " MISSED" }
         );
-    }
-    Summary {
-        p99_ratio: [2.0, 3.0].map(|f| at(f).percentile(0.99) / light_p99),
-        p999_ratio_3x: at(3.0).percentile(0.999) / light_p99,
-        goodput_ratio: [2.0, 3.0].map(|f| at(f).goodput(slo) / peak),
-        shed_light: [0.25, 0.5].map(|f| at(f).shed()),
-    }
-}
-
-/// Seconds after a step from 0.5x to 2x (at 20 s) until the admitted p99 over 1 s windows
-/// stays under 3 x its 0.5x value.
-fn recovery_after_step(model: Model, policy: Policy) -> f64 {
-    let step_at = 20.0;
-    let run = simulate(model, policy, 40.0, 5.0, 99, |t| {
-        (if t < step_at { 0.5 } else { 2.0 }) * model.capacity()
-    });
-    let window = |from: f64| {
-        let mut latencies: Vec<u64> = run
-            .latencies
-            .iter()
-            .filter(|(at, _)| *at >= from && *at < from + 1.0)
-            .map(|(_, l)| *l)
-            .collect();
-        latencies.sort_unstable();
-        percentile(&latencies, 0.99)
-    };
-    let light: f64 = (5..20).map(|s| window(f64::from(s))).sum::<f64>() / 15.0;
-    let mut last_bad = step_at;
-    for s in 20..39 {
-        let second = f64::from(s);
-        if window(second) > 3.0 * light {
-            last_bad = second + 1.0;
+        if !misses.is_empty() {
+            failures.push(format!("{}: {}", describe(&fleet), misses.join("; ")));
         }
     }
-    last_bad - step_at
+    assert!(
+        failures.is_empty(),
+        "{}: {}",
+        model.name(),
+        failures.join(" | ")
+    );
 }
 
 #[test]
 fn fess_mode_reproduces_the_tail_under_overload() {
-    let fess = summary(Model::SMALL, Policy::Fess);
+    let fess = summary(&Scenario::new(Model::SMALL, Policy::Fess, Fleet::equal(1)));
     eprintln!(
         "Fess: p99 ratio {:?}, goodput ratio {:?}",
         fess.p99_ratio, fess.goodput_ratio
@@ -413,69 +117,160 @@ fn fess_mode_reproduces_the_tail_under_overload() {
     );
 }
 
-fn limit_meets_the_goals(model: Model) {
-    let limit = summary(model, Policy::Limit);
-    eprintln!(
-        "{model:?} limit: p99 ratio {:?}, p99.9 at 3x {:.2}, goodput ratio {:?}, shed at light \
-         load {:?}",
-        limit.p99_ratio, limit.p999_ratio_3x, limit.goodput_ratio, limit.shed_light
-    );
-    for (factor, ratio) in [2.0, 3.0].iter().zip(limit.p99_ratio) {
-        assert!(
-            ratio <= 3.0,
-            "{model:?}: p99 at {factor}x / p99 at 0.5x = {ratio:.2}"
-        );
+#[test]
+fn fleets_meet_the_goals_on_the_small_cluster() {
+    fleets_meet_the_goals(Model::SMALL);
+}
+
+#[test]
+fn fleets_meet_the_goals_on_a_wide_cluster() {
+    fleets_meet_the_goals(Model::WIDE);
+}
+
+#[test]
+fn fleets_meet_the_goals_on_a_narrow_cluster() {
+    fleets_meet_the_goals(Model::NARROW);
+}
+
+#[test]
+fn fleets_meet_the_goals_on_a_deep_cluster() {
+    fleets_meet_the_goals(Model::DEEP);
+}
+
+#[test]
+fn fleets_meet_the_goals_with_a_spread_of_costs() {
+    fleets_meet_the_goals(Model::MIXED);
+}
+
+/// A cluster whose poll does not report its search pool (a proxy that filters it, another
+/// search engine): one front end keeps the single front end's law and its goals.
+#[test]
+fn without_the_clusters_queue_one_front_end_keeps_the_goals() {
+    for model in Model::ALL {
+        let scenario = Scenario {
+            pool: false,
+            ..Scenario::new(model, Policy::Limit, Fleet::equal(1))
+        };
+        let summary = summary(&scenario);
+        let misses = misses(&summary, recovery_after_step(&scenario));
+        assert!(misses.is_empty(), "{}: {misses:?}", model.name());
     }
+}
+
+/// A burst of 100 requests at once at light load, mid-stream and after a quiet spell, on
+/// one front end and on one of four: nothing is shed while the cluster's signal says it is
+/// not loaded (Fess would admit them all; v0.3 shed 38 of the first 100 at its ceiling).
+/// At 0.25x a burst of 100 (a quarter of a second of the small cluster's capacity) leaves
+/// the CPU under the threshold: nothing at all is shed. At 0.5x the burst itself pushes the
+/// next poll's CPU over 70 % and the class is armed after it, as Fess's rule would reject:
+/// the burst itself is still admitted whole.
+#[test]
+fn bursts_at_light_load_are_never_shed() {
+    for model in [Model::SMALL, Model::DEEP, Model::MIXED] {
+        for n in [1, 4] {
+            for (base, everything) in [(0.25, true), (0.5, false)] {
+                let scenario = Scenario {
+                    bursts: (100, vec![12.0, 24.0, 31.0]),
+                    ..Scenario::new(model, Policy::Limit, Fleet::equal(n))
+                };
+                let capacity = model.capacity();
+                // The base load, quiet from 16 s to 24 s, then the base load again.
+                let run = simulate(&scenario, |t| {
+                    if (16.0..24.0).contains(&t) {
+                        0.0
+                    } else {
+                        base * capacity
+                    }
+                });
+                let what = format!("{} at {base}x with {n} front end(s)", model.name());
+                assert_eq!(run.burst.0, 300, "{what}: the bursts arrived");
+                assert_eq!(run.burst.1, 0, "{what}: burst requests shed");
+                if everything {
+                    assert_eq!(run.rejected, 0, "{what}: requests shed");
+                }
+            }
+        }
+    }
+}
+
+/// The peer, side by side: congestion-limiter's Vegas (each front end its own limiter) and
+/// Fess's rule beside the limit mode, on the small cluster and the mixed one, for 1, 2 and
+/// 4 front ends and 4 skewed. It prints the table the bench README quotes (the last column
+/// counts the goals missed), and holds the limit mode's rows to every goal.
+#[test]
+fn the_peers_side_by_side() {
+    for model in [Model::SMALL, Model::MIXED] {
+        for fleet in [
+            Fleet::equal(1),
+            Fleet::equal(2),
+            Fleet::equal(4),
+            Fleet::skewed(4),
+        ] {
+            let mut rows = Vec::new();
+            for policy in [Policy::Fess, Policy::Vegas, Policy::Limit] {
+                let scenario = Scenario::new(model, policy, fleet.clone());
+                let summary = summary(&scenario);
+                let recovery = recovery_after_step(&scenario);
+                let misses = misses(&summary, recovery);
+                eprintln!(
+                    "| {} | {} | {policy:?} | {:.2} / {:.2} | {:.2} | {:.2} / {:.2} | {:.3} / {:.3} | \
+                     {:.3} / {:.3} | {recovery} | {} |",
+                    model.name(),
+                    describe(&fleet),
+                    summary.p99_ratio[0],
+                    summary.p99_ratio[1],
+                    summary.p999_ratio_3x,
+                    summary.goodput_ratio[0],
+                    summary.goodput_ratio[1],
+                    summary.shed_light[0] * 100.0,
+                    summary.shed_light[1] * 100.0,
+                    summary.fairness[0],
+                    summary.fairness[1],
+                    misses.len()
+                );
+                rows.push((policy, misses));
+            }
+            let limit = &rows[2].1;
+            assert!(
+                limit.is_empty(),
+                "{} {}: {limit:?}",
+                model.name(),
+                describe(&fleet)
+            );
+        }
+    }
+}
+
+/// Why Gradient has no row: congestion-limiter 0.1.0 (its only release) panics in
+/// `ExpSmoothed::sample`, which subtracts the moving average from a sample as a `Duration`,
+/// as soon as a latency falls below the average after ten samples: at 0.25x to 1.5x of
+/// the small cluster within 40 s (not at 2x and 3x, where latencies only climb). If a
+/// release fixes it, this test fails and Gradient joins the tables.
+#[test]
+fn the_gradient_peer_panics_on_a_falling_latency() {
+    let outcome = std::panic::catch_unwind(|| {
+        let scenario = Scenario::new(Model::SMALL, Policy::Gradient, Fleet::equal(1));
+        simulate(&scenario, |_| 0.5 * Model::SMALL.capacity()).arrived
+    });
+    let panic = outcome.expect_err("Gradient ran: it can join the side-by-side tables");
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
     assert!(
-        limit.p999_ratio_3x <= 10.0,
-        "{model:?}: p99.9 at 3x / p99 at 0.5x = {:.2}",
-        limit.p999_ratio_3x
+        message.contains("overflow when subtracting durations"),
+        "{message}"
     );
-    for (factor, ratio) in [2.0, 3.0].iter().zip(limit.goodput_ratio) {
-        assert!(
-            ratio >= 0.9,
-            "{model:?}: goodput at {factor}x / peak = {ratio:.2}"
-        );
-    }
-    assert_eq!(
-        limit.shed_light,
-        [0.0, 0.0],
-        "{model:?}: nothing shed at 0.25x and 0.5x"
-    );
-    let recovery = recovery_after_step(model, Policy::Limit);
-    eprintln!(
-        "{model:?} limit: back under 3x the 0.5x p99 {recovery:.0} s after a 0.5x -> 2x step"
-    );
-    assert!(recovery <= 2.0, "{model:?}: {recovery} s after the step");
-}
-
-#[test]
-fn the_limit_mode_meets_the_goals_on_the_issues_model() {
-    limit_meets_the_goals(Model::SMALL);
-}
-
-#[test]
-fn the_limit_mode_meets_the_goals_on_a_wide_cluster() {
-    limit_meets_the_goals(Model::WIDE);
-}
-
-#[test]
-fn the_limit_mode_meets_the_goals_on_a_narrow_cluster() {
-    limit_meets_the_goals(Model::NARROW);
-}
-
-#[test]
-fn the_limit_mode_meets_the_goals_on_a_deep_cluster() {
-    limit_meets_the_goals(Model::DEEP);
 }
 
 #[test]
 fn fess_and_ewma_after_a_step() {
     for policy in [Policy::Fess, Policy::Ewma] {
-        let recovery = recovery_after_step(Model::SMALL, policy);
+        let recovery = recovery_after_step(&Scenario::new(Model::SMALL, policy, Fleet::equal(1)));
         eprintln!("{policy:?}: back under 3x the 0.5x p99 {recovery:.0} s after the step");
     }
-    let ewma = summary(Model::SMALL, Policy::Ewma);
+    let ewma = summary(&Scenario::new(Model::SMALL, Policy::Ewma, Fleet::equal(1)));
     eprintln!(
         "EWMA: p99 ratio {:?}, goodput ratio {:?}, shed at light load {:?}",
         ewma.p99_ratio, ewma.goodput_ratio, ewma.shed_light

@@ -12,6 +12,7 @@ fn stats(max: u8, nodes: u32, measured: u32, total: Option<u32>, failed: Option<
         refused: 0,
         total,
         failed,
+        search_pool: None,
     }
 }
 

@@ -86,10 +86,7 @@ async fn partial_failure_is_a_success_that_records_failed_nodes<R: Runtime + Def
     assert_eq!(sample.cpu, Some(cpu(87)));
     assert_eq!((sample.nodes, sample.failed), (2, 1));
     let seen = stub.seen();
-    assert_eq!(
-        seen[0].target,
-        "/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent"
-    );
+    assert_eq!(seen[0].target, load_core::node_stats::NODE_STATS_PATH);
     // The request side of a poll is small (the README's fleet estimate uses it).
     println!("poll request head: {} bytes", seen[0].bytes);
     assert!(

@@ -256,7 +256,7 @@ fn run(binary: &str, round: u64, baseline: Option<&str>) -> Result<(), String> {
         let probe = Stub::start(Reply::json(200, &filtered_body(nodes)));
         let filtered = response_bytes(
             probe.url()[7..].parse().map_err(|_| "addr")?,
-            "/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent",
+            load_core::node_stats::NODE_STATS_PATH,
         );
         probe.set(Reply::json(200, &full_body(&template, nodes)));
         let full = response_bytes(

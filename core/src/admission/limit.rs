@@ -1,20 +1,41 @@
 //! The in-flight limit of `load.control.admission=limit`: a count of the front end's own
-//! admitted requests, and a cap learnt from their completions.
+//! admitted requests, and a cap learnt from their completions and, when the poll reports
+//! it, adjusted by the cluster's search queue.
 
 use super::window::Window;
 use crate::Instant;
 use crate::atomic::{AtomicU32, Ordering};
+use crate::node_stats::SearchPool;
 
-/// While a class is disarmed, the in-flight count may reach this many times the cap (plus
-/// three standard deviations of a Poisson count of that mean, so that light load's bursts
-/// fit): room for a load that grows, and a bound on a flood (a front end that admits
-/// without bound when the cluster's CPU dips under the threshold floods it again).
+/// While a class is disarmed (without the cluster's queue), the in-flight count may reach
+/// this many times the cap (plus three standard deviations of a Poisson count of that mean,
+/// so that light load's bursts fit): room for a load that grows, and a bound on a flood.
 pub(crate) const CEILING_FACTOR: u32 = 2;
+
+/// The fleet law, per poll (see [`crate::admission`]): the cap grows by `GROW` plus the
+/// busiest node's idle share of threads, times the share of this front end's demand it
+/// refused; it shrinks by `SHRINK` times the busiest node's queue per thread, counting at
+/// least `MIN_THREADS` threads; and it changes by at most `STEP` times a poll, either way.
+const GROW: f64 = 1.0;
+const SHRINK: f64 = 0.7;
+const MIN_THREADS: f64 = 8.0;
+const STEP: f64 = 1.4;
+/// The least cap of the fleet law, in 1/256ths of a request: one request an eighth of the
+/// time.
+const MIN_FINE: u32 = 32;
+
+/// Buckets in a row the in-flight count must grow, each time by more than noise, and end
+/// above the ceiling of the cap, before a disarmed class is bounded as a flood.
+pub(crate) const FLOOD_BUCKETS: u32 = 3;
+/// Buckets a flood bound holds after the flood was last seen growing: long enough for the
+/// cluster's CPU, reported a second late and polled once a second, to arm the class.
+pub(crate) const FLOOD_HOLD: u32 = 30;
 
 /// Whether `now` is in a probe: the first 200 ms of every 10 seconds, while armed, the
 /// limit is half the cap, so that a queue the cap let build drains and the window sees the
 /// latency without it again (BBR's ProbeRTT, for a cap: the latency it assumes is the
-/// least of the last 10 s, and a queue kept standing for 10 s would become it).
+/// least of the last 10 s, and a queue kept standing for 10 s would become it). Only
+/// without the cluster's queue, which measures the queue instead.
 #[inline]
 fn probing(now: Instant) -> bool {
     now.as_millis() % 10_000 < 200
@@ -31,20 +52,46 @@ pub(crate) const fn ceiling(cap: u32) -> u32 {
     twice.saturating_add(slack)
 }
 
+/// What the last poll told the fleet law, for the stats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PollReading {
+    /// The busiest node's search pool, when the poll reported one.
+    pub(crate) pool: Option<SearchPool>,
+    /// The share of this front end's demand refused since the poll before, in percent.
+    pub(crate) refused_percent: u8,
+}
+
 /// The in-flight count, the cap and the window it is learnt from.
 pub(crate) struct Limiter {
     inflight: AtomicU32,
-    /// The cap: what the window says, never below `floor`.
-    cap: AtomicU32,
-    /// The cap before anything is learnt, and its least value after.
-    floor: AtomicU32,
-    /// Whether the cap comes from completions (else it is the floor).
+    /// The cap in 1/256ths of a request: the fleet law adjusts it by fractions, and a
+    /// fraction is one more request that share of the time.
+    fine: AtomicU32,
+    /// The cap before anything is learnt (and, without the cluster's queue, its least
+    /// value).
+    initial: AtomicU32,
+    /// Whether the cap comes from completions (else it is the initial one).
     learned: AtomicU32,
-    /// Completions in all (wrapping).
+    /// Completions in all (wrapping), and that count at the last poll.
     completed: AtomicU32,
+    completed_seen: AtomicU32,
+    /// Requests refused at the limit in all (wrapping), and that count at the last poll.
+    refused: AtomicU32,
+    refused_seen: AtomicU32,
     /// The bucket the cap was last learnt in (0: never): a cap older than the window is
-    /// not used, the floor is.
+    /// not used, the initial one is.
     learned_at: AtomicU32,
+    /// The in-flight count when the last bucket opened, and for how many buckets in a row
+    /// it has grown.
+    last_inflight: AtomicU32,
+    growing: AtomicU32,
+    /// The bucket the flood bound holds until (0: never engaged), and whether it holds.
+    flood_until: AtomicU32,
+    flood: AtomicU32,
+    /// The last poll's search pool (threads, active, queue; `u32::MAX` threads: none) and
+    /// refused share.
+    pool: [AtomicU32; 3],
+    refused_percent: AtomicU32,
     window: Window,
 }
 
@@ -53,37 +100,71 @@ impl Limiter {
         let initial = if initial == 0 { 1 } else { initial };
         Limiter {
             inflight: AtomicU32::new(0),
-            cap: AtomicU32::new(initial),
-            floor: AtomicU32::new(initial),
+            fine: AtomicU32::new(initial.saturating_mul(256)),
+            initial: AtomicU32::new(initial),
             learned: AtomicU32::new(0),
             completed: AtomicU32::new(0),
+            completed_seen: AtomicU32::new(0),
+            refused: AtomicU32::new(0),
+            refused_seen: AtomicU32::new(0),
             learned_at: AtomicU32::new(0),
+            last_inflight: AtomicU32::new(0),
+            growing: AtomicU32::new(0),
+            flood_until: AtomicU32::new(0),
+            flood: AtomicU32::new(0),
+            pool: [
+                AtomicU32::new(u32::MAX),
+                AtomicU32::new(0),
+                AtomicU32::new(0),
+            ],
+            refused_percent: AtomicU32::new(0),
             window: Window::new(),
         }
     }
 
-    /// The in-flight count a new request may find at `now` (`None`: outside any probe):
-    /// the cap while its class is armed (half of it during a probe, never below the
-    /// floor), the ceiling while disarmed.
+    /// Whether the last poll reported the cluster's search queue: then the fleet law holds.
+    #[inline]
+    fn pool_known(&self) -> bool {
+        self.pool[0].load(Ordering::Relaxed) != u32::MAX
+    }
+
+    /// The in-flight count a new request may find at `now` (`None`: no clock, no probe and
+    /// no fraction). Armed, or a flood bounded: the cap (a fraction of a request is one
+    /// more that share of the time; without the cluster's queue, half the cap during a
+    /// probe, never below the initial cap). Disarmed: without bound when the cluster's queue is known, else the ceiling
+    /// of the cap.
     #[inline]
     pub(crate) fn limit(&self, armed: bool, now: Option<Instant>) -> u32 {
-        let mut cap = self.cap.load(Ordering::Relaxed);
-        if let Some(now) = now
+        let known = self.pool_known();
+        let mut fine = self.fine.load(Ordering::Relaxed);
+        if !known
+            && let Some(now) = now
             && self.stale(now)
         {
-            cap = self.floor.load(Ordering::Relaxed);
+            fine = self.initial.load(Ordering::Relaxed).saturating_mul(256);
         }
-        if !armed {
-            ceiling(cap)
-        } else if now.is_some_and(probing) {
-            (cap / 2).max(self.floor.load(Ordering::Relaxed))
+        if !armed && !self.flooding() {
+            return if known { u32::MAX } else { ceiling(fine >> 8) };
+        }
+        // The first `frac` milliseconds of every 256: the allowed concurrency averages the
+        // fraction, whatever the arrival rate.
+        let extra = now.is_some_and(|now| ((now.as_millis() % 256) as u32) < (fine & 0xFF));
+        let cap = (fine >> 8) + u32::from(extra);
+        if !known && now.is_some_and(probing) {
+            (cap / 2).max(self.initial.load(Ordering::Relaxed))
         } else {
             cap
         }
     }
 
+    /// Whether the flood bound is engaged.
+    #[inline]
+    pub(crate) fn flooding(&self) -> bool {
+        self.flood.load(Ordering::Relaxed) != 0
+    }
+
     /// Whether the cap was learnt more than a window before `now` (no completion since):
-    /// it says nothing about the cluster now, and the floor applies until one comes.
+    /// it says nothing about the cluster now, and the initial one applies until one comes.
     #[inline]
     fn stale(&self, now: Instant) -> bool {
         let at = self.learned_at.load(Ordering::Relaxed);
@@ -105,14 +186,20 @@ impl Limiter {
         false
     }
 
+    /// Counts a request refused at the limit: the demand the fleet law weighs its growth by.
+    #[inline]
+    pub(crate) fn refuse(&self) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Counts a request in, whatever the limit (monitor mode).
     pub(crate) fn enter(&self) {
         self.inflight.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Counts a request out that completed at `now`, admitted at `started`; the first
-    /// completion of a new bucket recomputes the cap.
-    pub(crate) fn leave(&self, started: Instant, now: Instant) {
+    /// Counts a request out that completed at `now`, admitted at `started` (`armed`: its
+    /// class is armed now); the first completion of a new bucket recomputes the cap.
+    pub(crate) fn leave(&self, started: Instant, now: Instant, armed: bool) {
         if !self.abandon() {
             return;
         }
@@ -120,7 +207,7 @@ impl Limiter {
         let latency_us = now.saturating_duration_since(started).as_micros();
         let latency_us = u64::try_from(latency_us).unwrap_or(u64::MAX);
         if self.window.record(now, latency_us) {
-            self.learn(now);
+            self.learn(now, armed);
         }
     }
 
@@ -134,41 +221,144 @@ impl Limiter {
             .is_ok()
     }
 
-    /// Sets the cap from the window's estimate, never below the floor, and never above the
-    /// ceiling of what is in flight or allowed now: however a bucket's completions line up
-    /// (requests held for a minute, then completed together), the cap grows by at most
-    /// the ceiling's factor a bucket, as fast as real load needs, not to what no load ever
-    /// held. An empty window (no completion for a second) starts over from the floor, so
-    /// that a step in load after a quiet spell meets the cold start's bound.
-    fn learn(&self, now: Instant) {
-        let floor = self.floor.load(Ordering::Relaxed);
-        match self.window.estimate(now) {
-            Some(estimate) => {
-                let held = self.inflight.load(Ordering::Relaxed);
-                let bound = ceiling(held.max(self.cap.load(Ordering::Relaxed)));
-                let cap = estimate.in_flight().min(bound).max(floor);
-                self.cap.store(cap, Ordering::Relaxed);
-                self.learned.store(1, Ordering::Relaxed);
-            }
+    /// Once a bucket, at its first completion: the cap and the flood bound.
+    ///
+    /// The cap follows the window's estimate (Little's law) while disarmed, and always
+    /// without the cluster's queue; armed with it, the poll adjusts the cap instead. The
+    /// estimate is never above the ceiling of what is in flight or allowed now: however a
+    /// bucket's completions line up (requests held for a minute, then completed together),
+    /// the cap grows by at most the ceiling's factor a bucket, as fast as real load needs,
+    /// not to what no load ever held. Without the cluster's queue it is never below the
+    /// initial cap, and an empty window (no completion for a second) starts over from it,
+    /// so that a step in load after a quiet spell meets the cold start's bound.
+    ///
+    /// A flood: the in-flight count grew at each of the last [`FLOOD_BUCKETS`] buckets, by
+    /// more than noise, and is above the ceiling of the cap. A burst does not: it arrives at
+    /// once and then drains.
+    fn learn(&self, now: Instant, armed: bool) {
+        let known = self.pool_known();
+        let bounded = armed || self.flooding();
+        let initial = self.initial.load(Ordering::Relaxed);
+        let held = self.inflight.load(Ordering::Relaxed);
+        let fine = self.fine.load(Ordering::Relaxed);
+        let fine = match self.window.estimate(now) {
             None => {
-                self.cap.store(floor, Ordering::Relaxed);
                 self.learned.store(0, Ordering::Relaxed);
+                initial.saturating_mul(256)
             }
+            Some(_) if known && bounded && self.learned.load(Ordering::Relaxed) != 0 => fine,
+            Some(estimate) => {
+                self.learned.store(1, Ordering::Relaxed);
+                let floor = if known { 1 } else { initial };
+                let bound = ceiling(held.max(fine >> 8));
+                estimate
+                    .in_flight()
+                    .min(bound)
+                    .max(floor)
+                    .saturating_mul(256)
+            }
+        };
+        self.fine.store(fine, Ordering::Relaxed);
+        let epoch = Window::epoch(now);
+        self.learned_at.store(epoch, Ordering::Relaxed);
+
+        let cap = (fine >> 8).max(1);
+        let before = self.last_inflight.swap(held, Ordering::Relaxed);
+        let growing = if held >= before.saturating_add(2 + cap / 4) {
+            self.growing
+                .fetch_add(1, Ordering::Relaxed)
+                .saturating_add(1)
+        } else {
+            self.growing.store(0, Ordering::Relaxed);
+            0
+        };
+        if growing >= FLOOD_BUCKETS && held > ceiling(cap) {
+            self.flood_until
+                .store(epoch.wrapping_add(FLOOD_HOLD), Ordering::Relaxed);
         }
-        self.learned_at.store(Window::epoch(now), Ordering::Relaxed);
+        let until = self.flood_until.load(Ordering::Relaxed);
+        let holding = until != 0 && (until.wrapping_sub(epoch) as i32) > 0;
+        self.flood.store(u32::from(holding), Ordering::Relaxed);
     }
 
-    /// A new floor (and the cap, if nothing was learnt yet).
-    pub(crate) fn set_floor(&self, floor: u32) {
-        let floor = floor.max(1);
-        self.floor.store(floor, Ordering::Relaxed);
-        if self.learned.load(Ordering::Relaxed) == 0 {
-            self.cap.store(floor, Ordering::Relaxed);
+    /// A poll's reading of the busiest node's search pool (`None`: the poll did not report
+    /// one). While bounded (`armed`, or a flood), the fleet law adjusts the cap once:
+    ///
+    /// `cap × (1 + (GROW + idle) × refused − SHRINK × queue / max(threads, 8))`,
+    ///
+    /// within a factor of [`STEP`] either way: it grows with the share of this front end's
+    /// demand refused since the last poll (faster while the busiest node has idle threads)
+    /// and shrinks with the queue standing there. Every front end of a fleet reads the same
+    /// queue, and each grows by its own refused share: at equilibrium each refuses the same
+    /// share of its demand, and the cluster holds a small queue.
+    pub(crate) fn on_poll(&self, bounded: bool, pool: Option<SearchPool>) {
+        let completed = self.completed.load(Ordering::Relaxed);
+        let completed_since =
+            completed.wrapping_sub(self.completed_seen.swap(completed, Ordering::Relaxed));
+        let refused = self.refused.load(Ordering::Relaxed);
+        let refused_since =
+            refused.wrapping_sub(self.refused_seen.swap(refused, Ordering::Relaxed));
+        let demand = f64::from(refused_since) + f64::from(completed_since);
+        let unmet = if demand > 0.0 {
+            f64::from(refused_since) / demand
         } else {
+            0.0
+        };
+        self.refused_percent
+            .store((unmet * 100.0) as u32, Ordering::Relaxed);
+        let Some(pool) = pool else {
+            self.pool[0].store(u32::MAX, Ordering::Relaxed);
+            return;
+        };
+        self.pool[0].store(pool.threads.min(u32::MAX - 1), Ordering::Relaxed);
+        self.pool[1].store(pool.active, Ordering::Relaxed);
+        self.pool[2].store(pool.queue, Ordering::Relaxed);
+        if !(bounded || self.flooding()) {
+            return;
+        }
+        let threads = f64::from(pool.threads.max(1));
+        let idle = ((threads - f64::from(pool.active)) / threads).clamp(0.0, 1.0);
+        let standing = f64::from(pool.queue) / threads.max(MIN_THREADS);
+        let factor = (1.0 + (GROW + idle) * unmet - SHRINK * standing).clamp(1.0 / STEP, STEP);
+        // Growth never beyond the ceiling of what is in flight or allowed now, as Little's
+        // law's: refusals come from requests that found the cap full.
+        let held = self.inflight.load(Ordering::Relaxed);
+        let fine = self.fine.load(Ordering::Relaxed);
+        let bound = f64::from(ceiling(held.max(fine >> 8).max(1))) * 256.0;
+        let next = f64::from(fine) * factor;
+        let next = if factor > 1.0 { next.min(bound) } else { next };
+        // Within `MIN_FINE..=u32::MAX` by the clamps, so the conversion is exact enough.
+        self.fine
+            .store(next.max(f64::from(MIN_FINE)) as u32, Ordering::Relaxed);
+        self.learned.store(1, Ordering::Relaxed);
+    }
+
+    /// What the last poll told the fleet law.
+    pub(crate) fn reading(&self) -> PollReading {
+        let threads = self.pool[0].load(Ordering::Relaxed);
+        PollReading {
+            pool: (threads != u32::MAX).then(|| SearchPool {
+                threads,
+                active: self.pool[1].load(Ordering::Relaxed),
+                queue: self.pool[2].load(Ordering::Relaxed),
+            }),
+            refused_percent: self.refused_percent.load(Ordering::Relaxed).min(100) as u8,
+        }
+    }
+
+    /// A new initial cap (and the cap, if nothing was learnt yet; without the cluster's
+    /// queue, the cap is never below it).
+    pub(crate) fn set_initial(&self, initial: u32) {
+        let initial = initial.max(1);
+        self.initial.store(initial, Ordering::Relaxed);
+        let fine = initial.saturating_mul(256);
+        if self.learned.load(Ordering::Relaxed) == 0 {
+            self.fine.store(fine, Ordering::Relaxed);
+        } else if !self.pool_known() {
             let _ = self
-                .cap
+                .fine
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |cap| {
-                    Some(cap.max(floor))
+                    Some(cap.max(fine))
                 });
         }
     }
@@ -177,8 +367,15 @@ impl Limiter {
         self.inflight.load(Ordering::Relaxed)
     }
 
+    /// The cap in whole requests (at least one).
     pub(crate) fn cap(&self) -> u32 {
-        self.cap.load(Ordering::Relaxed)
+        (self.fine.load(Ordering::Relaxed) >> 8).max(1)
+    }
+
+    /// The cap in hundredths of a request.
+    pub(crate) fn cap_hundredths(&self) -> u32 {
+        let fine = u64::from(self.fine.load(Ordering::Relaxed));
+        u32::try_from(fine * 100 / 256).unwrap_or(u32::MAX)
     }
 
     pub(crate) fn learned(&self) -> bool {
@@ -213,8 +410,9 @@ mod tests {
         Instant::from_millis(n)
     }
 
+    /// Without the cluster's search pool: the single front end's law of v0.3.
     #[test]
-    fn the_cap_starts_at_the_floor_and_follows_completions() {
+    fn without_the_pool_the_cap_starts_at_the_initial_one_and_follows_completions() {
         let limiter = Limiter::new(4);
         let (armed, disarmed) = (limiter.limit(true, None), limiter.limit(false, None));
         assert_eq!((limiter.cap(), armed, disarmed), (4, 4, 17));
@@ -228,21 +426,21 @@ mod tests {
             limiter.enter();
         }
         for _ in 0..44 {
-            limiter.leave(ms(0), ms(100));
+            limiter.leave(ms(0), ms(100), true);
         }
         // The next bucket's first completion learns from it, growing by at most the
         // ceiling of the cap (4) at a time: 17, then 44 a bucket later.
         limiter.enter();
-        limiter.leave(ms(110), ms(210));
+        limiter.leave(ms(110), ms(210), true);
         assert!(limiter.learned());
         assert_eq!(limiter.cap(), 17);
         limiter.enter();
-        limiter.leave(ms(200), ms(300));
+        limiter.leave(ms(200), ms(300), true);
         assert_eq!(limiter.cap(), 44);
         assert_eq!(limiter.in_flight(), 0);
         assert_eq!(limiter.completed(), 46);
         assert_eq!(limiter.limit(true, Some(ms(350))), 44);
-        // No completion for more than a window: the floor again, until one comes.
+        // No completion for more than a window: the initial cap again, until one comes.
         assert_eq!(limiter.limit(true, Some(ms(1_400))), 4);
         assert_eq!(limiter.limit(false, Some(ms(1_400))), 17);
         // Armed, the first 200 ms of every 10 s halve the cap (a probe).
@@ -250,18 +448,136 @@ mod tests {
             limiter.enter();
         }
         for _ in 0..44 {
-            limiter.leave(ms(9_800), ms(9_900));
+            limiter.leave(ms(9_800), ms(9_900), true);
         }
-        // (After the quiet spell the window started over from the floor: 4, 17, 44.)
+        // (After the quiet spell the window started over from the initial cap: 4, 17, 44.)
         limiter.enter();
-        limiter.leave(ms(9_950), ms(10_050));
+        limiter.leave(ms(9_950), ms(10_050), true);
         assert_eq!(limiter.cap(), 17);
         limiter.enter();
-        limiter.leave(ms(10_000), ms(10_100));
+        limiter.leave(ms(10_000), ms(10_100), true);
         assert_eq!(limiter.cap(), 44);
         assert_eq!(limiter.limit(true, Some(ms(10_110))), 22);
         assert_eq!(limiter.limit(true, Some(ms(10_250))), 44);
-        limiter.set_floor(100);
-        assert_eq!(limiter.cap(), 100, "never below the floor");
+        limiter.set_initial(100);
+        assert_eq!(
+            limiter.cap(),
+            100,
+            "never below the initial cap without the pool"
+        );
+    }
+
+    fn pool(threads: u32, active: u32, queue: u32) -> Option<SearchPool> {
+        Some(SearchPool {
+            threads,
+            active,
+            queue,
+        })
+    }
+
+    /// With the cluster's search pool, each poll moves the cap by the law's factor: up with
+    /// the refused share (faster with idle threads), down with the queue per thread (at
+    /// least eight threads counted), by at most 1.4 times either way.
+    #[test]
+    fn with_the_pool_each_poll_adjusts_the_cap() {
+        let limiter = Limiter::new(10);
+        limiter.on_poll(true, pool(16, 16, 0));
+        assert!(limiter.pool_known());
+        assert_eq!(limiter.cap_hundredths(), 1000, "nothing refused, no queue");
+        // Half the demand refused, the pool busy without a queue: x 1.5, within 1.4.
+        for _ in 0..10 {
+            limiter.refuse();
+            limiter.enter();
+            limiter.leave(ms(0), ms(10), true);
+        }
+        limiter.on_poll(true, pool(16, 16, 0));
+        assert_eq!(limiter.cap_hundredths(), 1400);
+        assert_eq!(limiter.reading().refused_percent, 50);
+        // A quarter of the demand refused, 8 of 16 threads idle: 1 + 1.5 x 0.25 = 1.375.
+        for n in 0..4 {
+            if n == 0 {
+                limiter.refuse();
+            } else {
+                limiter.enter();
+                limiter.leave(ms(20), ms(30), true);
+            }
+        }
+        limiter.on_poll(true, pool(16, 8, 0));
+        assert_eq!(limiter.cap_hundredths(), 1925);
+        // Nothing refused, a queue of 16 on 16 threads: 1 - 0.7 = 0.3, within 1 / 1.4.
+        limiter.enter();
+        limiter.leave(ms(40), ms(50), true);
+        limiter.on_poll(true, pool(16, 16, 16));
+        assert_eq!(limiter.cap_hundredths(), 1375);
+        // A queue of 2 on 2 threads counts as on 8: 1 - 0.7 x 0.25 = 0.825.
+        limiter.on_poll(true, pool(2, 2, 2));
+        assert_eq!(limiter.cap_hundredths(), 1134);
+        // Disarmed, the poll leaves the cap alone and there is no in-flight bound.
+        limiter.on_poll(false, pool(2, 2, 50));
+        assert_eq!(limiter.cap_hundredths(), 1134);
+        assert_eq!(limiter.limit(false, Some(ms(60))), u32::MAX);
+        // Down to an eighth of a request at least, never to nothing.
+        for _ in 0..40 {
+            limiter.on_poll(true, pool(8, 8, 80));
+        }
+        assert_eq!(limiter.cap_hundredths(), 12);
+        assert_eq!(limiter.cap(), 1);
+        // A poll without the pool: back to the single front end's law.
+        limiter.on_poll(true, None);
+        assert!(!limiter.pool_known());
+        assert_eq!(limiter.reading().pool, None);
+    }
+
+    /// A fraction of a request is one more request that share of the time: the first
+    /// `frac` milliseconds of every 256.
+    #[test]
+    fn a_fraction_of_a_request_is_one_more_that_share_of_the_time() {
+        let limiter = Limiter::new(1);
+        limiter.on_poll(true, pool(8, 8, 0));
+        limiter.fine.store(256 + 64, Ordering::Relaxed); // 1.25
+        let admitted = (0..256)
+            .filter(|ms_| limiter.limit(true, Some(ms(*ms_))) == 2)
+            .count();
+        assert_eq!(admitted, 64);
+        assert_eq!(limiter.limit(true, None), 1, "no clock, no fraction");
+    }
+
+    /// While disarmed with the pool: a burst arrives at once and drains, and is no flood;
+    /// an in-flight count growing by more than noise for three buckets in a row, above the
+    /// ceiling of the cap, is one, and the cap applies for three seconds.
+    #[test]
+    fn a_growing_load_is_a_flood_and_a_burst_is_not() {
+        let limiter = Limiter::new(2);
+        limiter.on_poll(false, pool(8, 2, 0));
+        // A burst of 100, then completions: the count only falls after it arrived.
+        for _ in 0..100 {
+            assert!(limiter.try_enter(limiter.limit(false, Some(ms(0)))));
+        }
+        for bucket in 1..10 {
+            for _ in 0..10 {
+                limiter.leave(ms(bucket * 100 - 50), ms(bucket * 100), false);
+            }
+        }
+        assert!(!limiter.flooding(), "a burst is no flood");
+        // A flood: 30 more in flight at each bucket, for three buckets.
+        for bucket in 10..14 {
+            for _ in 0..40 {
+                limiter.enter();
+            }
+            for _ in 0..10 {
+                limiter.leave(ms(bucket * 100 - 50), ms(bucket * 100), false);
+            }
+        }
+        assert!(limiter.flooding(), "in flight: {}", limiter.in_flight());
+        assert!(
+            limiter.limit(false, Some(ms(1_450))) < 50,
+            "bounded by the cap"
+        );
+        // It holds for 3 s after the last growth, then lapses.
+        limiter.leave(ms(4_000), ms(4_100), false);
+        assert!(limiter.flooding());
+        limiter.leave(ms(4_500), ms(4_500), false);
+        assert!(!limiter.flooding());
+        assert_eq!(limiter.limit(false, Some(ms(4_600))), u32::MAX);
     }
 }

@@ -43,7 +43,7 @@ fn in_fess_mode_a_permit_counts_nothing_and_admits_as_check_does() {
 }
 
 #[test]
-fn disarmed_the_ceiling_is_twice_the_cap_and_armed_the_cap() {
+fn without_the_pool_disarmed_the_ceiling_is_twice_the_cap_and_armed_the_cap() {
     let control = LoadControl::from_config(&limit_config(70, 100));
     let clock = ManualClock::new(Instant::ZERO);
     // Disarmed: the ceiling of the initial cap of 2, 2 x 2 + 3 sqrt(4) = 10.
@@ -82,8 +82,11 @@ fn disarmed_the_ceiling_is_twice_the_cap_and_armed_the_cap() {
     assert_eq!(control.admission().in_flight, 2);
     drop(held);
     assert_eq!(control.admission().in_flight, 0);
-    assert_eq!(control.rejected(Route::Web), 3);
-    // A probe, the first 200 ms of every 10 s: half the cap, never below the floor (2).
+    // The refusal while armed is the CPU's; the two over the disarmed ceiling, the flood
+    // bound's, counted apart.
+    assert_eq!(control.rejected(Route::Web), 1);
+    assert_eq!(control.admission().rejected_flood, 2);
+    // A probe, the first 200 ms of every 10 s: half the cap, never below the initial (2).
     clock.set(Instant::from_secs(10));
     let held: Vec<_> = (0..2)
         .filter_map(|_| control.admit("/search", &clock).permit())
@@ -169,7 +172,9 @@ fn monitor_mode_counts_would_be_rejections_and_admits() {
         })
         .collect();
     assert_eq!(control.admission().in_flight, 12);
-    assert_eq!(control.rejected(Route::Web), 2);
+    // Disarmed over the ceiling: the flood bound's, counted apart from the CPU's.
+    assert_eq!(control.rejected(Route::Web), 0);
+    assert_eq!(control.admission().rejected_flood, 2);
     drop(held);
 }
 

@@ -7,6 +7,7 @@ use embassy_sync::blocking_mutex::CriticalSectionMutex;
 
 use crate::admission::{Admission, AdmissionStats, Limiter, Permit, Ticket};
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
+use crate::node_stats::SearchPool;
 use crate::policy::{Hysteresis, Outcome, Signal, SignalPolicy};
 use crate::{
     AdmissionMode, Clock, ControlConfig, CpuGauge, CpuPercent, FailurePolicy, Instant, Mode,
@@ -289,15 +290,24 @@ impl LoadControl {
     /// [`LoadControl::check`] in the limit mode. A checked request is not counted, so an
     /// armed class rejects it, as Fess's rule does (a server that only checks would
     /// otherwise admit everything under a cap nobody fills); disarmed, it is admitted below
-    /// the ceiling of the requests [`LoadControl::admit`] counts.
+    /// the bound of the requests [`LoadControl::admit`] counts (none while the poll reports
+    /// the cluster's search pool, else the ceiling; the cap while the flood bound holds).
     #[cold]
     fn check_limited(&self, word: Word, route: Route) -> Decision {
         let armed = self.armed(word, route);
         // No clock here: the probe's halving is for counted admissions only.
-        if !armed && self.limiter.in_flight() < self.limiter.limit(false, None) {
+        if armed {
+            self.reject(word, route)
+        } else if self.limiter.in_flight() < self.limiter.limit(false, None) {
             Decision::Allow
         } else {
-            self.reject(word, route)
+            // The flood bound, counted apart from the CPU's rejections.
+            self.rejected.count_flood();
+            if word.monitor() {
+                Decision::Allow
+            } else {
+                Decision::Reject(route)
+            }
         }
     }
 
@@ -420,11 +430,18 @@ impl LoadControl {
             self.trip_latch();
         }
         let now = clock.now();
-        let limit = self.limiter.limit(self.armed(word, route), Some(now));
+        let armed = self.armed(word, route);
+        let limit = self.limiter.limit(armed, Some(now));
         if self.limiter.try_enter(limit) {
             return Ok(Ticket::counted(now));
         }
-        self.rejected.count(route);
+        self.limiter.refuse();
+        if armed {
+            self.rejected.count(route);
+        } else {
+            // Disarmed, refused: the flood bound, counted apart from the CPU's rejections.
+            self.rejected.count_flood();
+        }
         if word.monitor() {
             // Monitor mode: counted as a rejection, admitted, and in flight all the same.
             self.limiter.enter();
@@ -439,7 +456,9 @@ impl LoadControl {
     /// and otherwise counts one of its requests out early.
     pub fn release(&self, mut ticket: Ticket, now: Instant) {
         if let Some(started) = ticket.take() {
-            self.limiter.leave(started, now);
+            let word = self.word();
+            let armed = word.rejecting(false) || word.rejecting(true);
+            self.limiter.leave(started, now, armed);
         }
     }
 
@@ -455,19 +474,41 @@ impl LoadControl {
         }
     }
 
+    /// A poll's reading of the busiest node's search thread pool (`None`: the poll did not
+    /// report one), for the limit mode's fleet law ([`crate::admission`]): while a class is
+    /// armed, the cap grows with the share of this front end's demand it refused since the
+    /// last poll and shrinks with the queue standing at the cluster. Call it after
+    /// [`LoadControl::update`] with the same poll's sample; a monitor's
+    /// [`crate::monitor::ClusterSink`] does. Nothing happens in Fess's mode.
+    pub fn observe_pool(&self, pool: Option<SearchPool>) {
+        let word = self.word();
+        if !word.limit() {
+            return;
+        }
+        self.limiter
+            .on_poll(word.rejecting(false) || word.rejecting(true), pool);
+    }
+
     /// The limit mode's state: whether each class is armed, the cap, the requests in
-    /// flight, the completions.
+    /// flight, the completions, the flood bound and what the last poll said of the
+    /// cluster's search pool.
     #[must_use]
     pub fn admission(&self) -> AdmissionStats {
         let word = self.word();
+        let reading = self.limiter.reading();
         AdmissionStats {
             armed_web: word.rejecting(false),
             armed_api: word.rejecting(true),
             cap: self.limiter.cap(),
+            cap_hundredths: self.limiter.cap_hundredths(),
             ceiling: self.limiter.limit(false, None),
             learned: self.limiter.learned(),
             in_flight: self.limiter.in_flight(),
             completed: self.limiter.completed(),
+            flooding: self.limiter.flooding(),
+            rejected_flood: self.rejected.flood(),
+            search_pool: reading.pool,
+            refused_percent: reading.refused_percent,
         }
     }
 
@@ -514,7 +555,6 @@ impl LoadControl {
         let (old, next) = self.signal.lock(|cell| {
             let mut state = cell.get();
             let (effective, _raw) = state.signal.update(now, outcome, &state.policy);
-            self.gauge.store(effective);
             let word = self.word();
             let mut web = state
                 .web
@@ -531,6 +571,9 @@ impl LoadControl {
             if next != word {
                 self.word.store(next.0, Ordering::Release);
             }
+            // After the decision: whoever reads this CPU (`cpu`, `reading`) and then decides
+            // sees the decision it led to, not the one before.
+            self.gauge.store(effective);
             cell.set(state);
             (word, next)
         });
@@ -552,26 +595,24 @@ impl LoadControl {
         let cpu = self.gauge.cpu();
         if settings.admission == AdmissionMode::Limit {
             // Armed is not rejected: say what a request meets now, and the bound's size.
-            let (verb, bound, limit) = match (rejecting, settings.mode) {
-                (true, Mode::Enforce) => ("now armed", "in-flight cap", self.limiter.cap()),
+            let (verb, bound) = match (rejecting, settings.mode) {
+                (true, Mode::Enforce) => ("now armed", Bound::Cap(self.limiter.cap())),
                 (true, Mode::Monitor) => (
                     "now armed (monitor mode: still admitted)",
-                    "in-flight cap",
-                    self.limiter.cap(),
+                    Bound::Cap(self.limiter.cap()),
                 ),
-                (false, _) => (
-                    "disarmed",
-                    "in-flight ceiling",
-                    self.limiter.limit(false, None),
-                ),
+                (false, _) => match self.limiter.limit(false, None) {
+                    u32::MAX => ("disarmed", Bound::FloodOnly),
+                    ceiling => ("disarmed", Bound::Ceiling(ceiling)),
+                },
             };
             match cpu {
                 Some(cpu) => log::info!(
-                    "Load control: {route} requests {verb}: {bound} {limit} \
+                    "Load control: {route} requests {verb}: {bound} \
                      (cpu={cpu}, threshold={threshold}%)"
                 ),
                 None => log::info!(
-                    "Load control: {route} requests {verb}: {bound} {limit} \
+                    "Load control: {route} requests {verb}: {bound} \
                      (cpu unknown, threshold={threshold}%)"
                 ),
             }
@@ -634,7 +675,7 @@ impl LoadControl {
                 config.mode,
                 config.admission,
             );
-            self.limiter.set_floor(config.admission_initial);
+            self.limiter.set_initial(config.admission_initial);
             self.word.store(next.0, Ordering::Release);
             self.retry
                 .set(config.retry_after, config.retry_after_jitter);
@@ -737,6 +778,23 @@ impl fmt::Debug for LoadControl {
             .field("rejected_api", &self.rejected(Route::Api))
             .field("admission", &self.admission())
             .finish_non_exhaustive()
+    }
+}
+
+/// What a request of a class meets in the limit mode, for the transition log line.
+enum Bound {
+    Cap(u32),
+    Ceiling(u32),
+    FloodOnly,
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bound::Cap(cap) => write!(f, "in-flight cap {cap}"),
+            Bound::Ceiling(ceiling) => write!(f, "in-flight ceiling {ceiling}"),
+            Bound::FloodOnly => f.write_str("no in-flight bound but the flood bound"),
+        }
     }
 }
 

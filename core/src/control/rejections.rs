@@ -3,10 +3,12 @@
 use crate::Route;
 use crate::atomic::{AtomicU32, Ordering};
 
-/// Rejections of each class (in monitor mode: that would have been), wrapping at 2^32.
+/// Rejections of each class by the cluster's CPU (in monitor mode: that would have been),
+/// and of both by the limit mode's flood bound, wrapping at 2^32.
 pub(super) struct RejectionCounters {
     web: AtomicU32,
     api: AtomicU32,
+    flood: AtomicU32,
 }
 
 impl RejectionCounters {
@@ -14,7 +16,17 @@ impl RejectionCounters {
         RejectionCounters {
             web: AtomicU32::new(0),
             api: AtomicU32::new(0),
+            flood: AtomicU32::new(0),
         }
+    }
+
+    #[cold]
+    pub(super) fn count_flood(&self) {
+        self.flood.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn flood(&self) -> u32 {
+        self.flood.load(Ordering::Relaxed)
     }
 
     fn counter(&self, route: Route) -> &AtomicU32 {

@@ -122,6 +122,7 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
         let (control, status) = (self.control, self.status);
         let counts = status.since_last_poll(control);
         log_rejections(control, (counts.rejected_web, counts.rejected_api));
+        log_flood(control, status.flood_change(control), counts.rejected_flood);
         status.count_transitions(control.update(now, outcome));
         if let Some(history) = self.history {
             let admission = control.admission();
@@ -141,6 +142,8 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
                 cap: if limit { admission.cap } else { 0 },
                 in_flight: admission.in_flight,
                 completed: counts.completed,
+                rejected_flood: counts.rejected_flood,
+                flooding: admission.flooding,
             });
         }
     }
@@ -148,6 +151,7 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
     fn on_sample(&self, now: Instant, sample: &CpuSample) {
         self.status.take_sample(sample);
         self.on_outcome(now, Outcome::Sample(sample.cpu));
+        self.control.observe_pool(sample.search_pool);
     }
 
     fn on_error(&self, now: Instant, error: &SourceError) {
@@ -222,6 +226,32 @@ fn log_limited(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
             "{prefix} {web} web ({w}) and {api} API ({a}) request(s) since the last poll, \
              cap={cap}, ceiling={ceiling}, cpu={cpu}%"
         ),
+    }
+}
+
+/// The flood bound, apart from the CPU's rejections: when it engages (the in-flight count
+/// kept growing above what the cluster's completions support while no class was armed),
+/// when it is released, and the requests it refused since the last poll, with the reason.
+fn log_flood(control: &LoadControl, (before, now): (bool, bool), refused: u32) {
+    let cpu = control.cpu().map_or(0, CpuPercent::get);
+    let admission = control.admission();
+    let in_flight = admission.in_flight;
+    let cap = admission.cap;
+    match (before, now) {
+        (false, true) => log::warn!(
+            "Load control: flood bound engaged: {in_flight} request(s) in flight and growing \
+             above what the cluster's completions support, while the CPU ({cpu}%) is below \
+             the thresholds; admitting up to the in-flight cap {cap} until it stops"
+        ),
+        (true, false) => log::info!("Load control: flood bound released (cpu={cpu}%)"),
+        _ => {}
+    }
+    if refused > 0 {
+        log::info!(
+            "Refusing request over the flood bound: {refused} request(s) since the last poll \
+             (in flight growing above what the cluster's completions support, not the CPU: \
+             cpu={cpu}%), in-flight cap {cap}"
+        );
     }
 }
 

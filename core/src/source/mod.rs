@@ -28,6 +28,9 @@ pub struct CpuSample {
     /// Which of the source's addresses answered, as an index into its list (0 for a source
     /// with one address).
     pub endpoint: u8,
+    /// For a cluster, the busiest node's search thread pool, when the poll reported one
+    /// (the limit mode's fleet law reads it); `None` for a machine.
+    pub search_pool: Option<crate::node_stats::SearchPool>,
 }
 
 impl CpuSample {
@@ -39,6 +42,7 @@ impl CpuSample {
             nodes: 1,
             failed: 0,
             endpoint: 0,
+            search_pool: None,
         }
     }
 
@@ -46,6 +50,15 @@ impl CpuSample {
     #[must_use]
     pub const fn from_endpoint(self, endpoint: u8) -> CpuSample {
         CpuSample { endpoint, ..self }
+    }
+
+    /// The same sample, with the busiest node's search thread pool.
+    #[must_use]
+    pub const fn with_search_pool(self, pool: crate::node_stats::SearchPool) -> CpuSample {
+        CpuSample {
+            search_pool: Some(pool),
+            ..self
+        }
     }
 }
 
