@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # The closed-loop experiment (not run in CI, except `--smoke`): a real OpenSearch node whose
-# JVM runs in a cpuset of its own CPU, search-server in front of it on the other CPU (its
-# crawler indexing under adaptive control), and an open-loop Poisson search load stepped
-# from 0.25x to 3x of the rate that first drives the cluster's CPU to 90 %, in Fess's mode,
-# Fess's mode on an EWMA and the limit mode, alternating; then a 0.5x -> 2x step test per
-# mode. Loopback only, every step bounded; the run takes about 15 minutes after the build.
+# JVM runs in a cpuset of its own CPU, search-server fleets in front of it on the other CPU
+# (crawlers off: background work quiet), and an open-loop Poisson search load stepped from
+# 0.25x to 3x of the rate that first drives the cluster's CPU to 90 %, in Fess's mode, the
+# limit mode and the peer (congestion-limiter's Vegas), alternating; with two front ends also
+# skewed demand; then a 0.5x -> 2x step test and a burst test per mode. For each workload
+# (uniform: 3-word searches; mixed: 70 % two-word, 30 % eight-word) and each fleet size in
+# LOAD_FRONT_ENDS (default "1 2"). Loopback only, every step bounded; about 12 minutes per
+# workload and fleet size after the build.
 #
-#   bash bench/closed_loop.sh            # full run: tables, results.json and PNG plots in bench/closed-loop/
+#   bash bench/closed_loop.sh            # full run: tables, results.json and PNG plots in bench/closed-loop/<workload>-<n>fe/
 #   bash bench/closed_loop.sh --smoke    # one short step per mode at 20/s (CI); no plots
 #
 # The full run starts its own node (tests/opensearch/cluster.sh with LOAD_CLUSTER_CPUS: root,
-# a cgroup-v1 cpuset hierarchy and at least 2 CPUs; Java 17 and Maven, the first start
-# downloads OpenSearch) and pins itself, the server and the generator to the other CPUs.
+# a cgroup-v1 cpuset hierarchy and at least 2 CPUs; Maven and a JDK, the first start
+# downloads OpenSearch) and pins itself, the servers and the generator to the other CPUs.
 # One node, not three: the test runner's nodes share one JVM, whose CPU-load counters are
 # per process, so each node's os.cpu.percent covers the time since any node last read it
 # (idle, the busiest of three read 100 in 19 of 30 polls). With $LOAD_OPENSEARCH_URL set it
@@ -67,15 +70,27 @@ if [[ -n "$smoke" ]]; then
   exit 0
 fi
 
-{
-  if [[ -n "$isolated" ]]; then
-    echo "# Closed-loop run, $(date -u '+%Y-%m-%d %H:%M UTC'): one OpenSearch node on CPU $cluster_cpu (a cpuset of its own), the server and the generator on CPUs $front_cpus"
-  else
-    echo "# Closed-loop run, $(date -u '+%Y-%m-%d %H:%M UTC'): $LOAD_OPENSEARCH_URL, not isolated (its CPU may include the server's and the generator's)"
-  fi
-  echo
-  "${pin[@]}" "$bin/closed_loop" "$bin/search-server" "$LOAD_OPENSEARCH_URL" "$out" $isolated
-} | tee "$out/table.md"
+# One run per workload and fleet size; the fleets reuse their workload's 1x rate.
+for workload in uniform mixed; do
+  rate=()
+  for n in ${LOAD_FRONT_ENDS:-1 2}; do
+    dir="$out/$workload-${n}fe"
+    mkdir -p "$dir"
+    {
+      if [[ -n "$isolated" ]]; then
+        echo "# Closed-loop run, $(date -u '+%Y-%m-%d %H:%M UTC'): $n front end(s), $workload workload; one OpenSearch node on CPU $cluster_cpu (a cpuset of its own), the servers and the generator on CPUs $front_cpus"
+      else
+        echo "# Closed-loop run, $(date -u '+%Y-%m-%d %H:%M UTC'): $n front end(s), $workload workload; $LOAD_OPENSEARCH_URL, not isolated (its CPU may include the servers' and the generator's)"
+      fi
+      echo
+      "${pin[@]}" "$bin/closed_loop" "$bin/search-server" "$LOAD_OPENSEARCH_URL" "$dir" $isolated \
+        --front-ends "$n" --workload "$workload" "${rate[@]}"
+    } | tee "$dir/table.md"
+    if ((${#rate[@]} == 0)); then
+      rate=(--rate "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["rate_1x_per_s"])' "$dir/results.json")")
+    fi
+  done
+done
 
 # The plots: matplotlib in a virtual environment of its own under target/.
 venv=target/plot-venv
@@ -83,5 +98,7 @@ if ! "$venv/bin/python" -c 'import matplotlib' 2>/dev/null; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q matplotlib
 fi
-"$venv/bin/python" bench/plot_closed_loop.py "$out/results.json" "$out"
+for dir in "$out"/*-*fe; do
+  "$venv/bin/python" bench/plot_closed_loop.py "$dir/results.json" "$dir"
+done
 echo "closed-loop run: $((SECONDS - started)) s (cluster start and build excluded); see $out/"

@@ -15,17 +15,22 @@ MODES = {
     "fess": ("Fess's rule (threshold 70)", "tab:blue", "o"),
     "ewma": ("Fess's rule on an EWMA (tau 3 s)", "tab:green", "s"),
     "limit": ("load.control.admission=limit", "tab:red", "^"),
+    "vegas": ("peer: congestion-limiter's Vegas", "tab:purple", "D"),
 }
 
 
 def note(results) -> str:
     isolation = results.get("isolation")
+    fleet = (
+        f"{results.get('front_ends', 1)} front end(s), {results.get('workload', 'uniform')} "
+        f"workload; "
+    )
     if isolation:
         return (
-            f"one OpenSearch node on a CPU of its own (cpuset); server and generator on CPU "
-            f"{isolation['front_cpus']}; 1x = {results['rate_1x_per_s']:.0f} searches/s"
+            f"{fleet}one OpenSearch node on a CPU of its own (cpuset); servers and generator "
+            f"on CPU {isolation['front_cpus']}; 1x = {results['rate_1x_per_s']:.0f} searches/s"
         )
-    return f"cluster not isolated; 1x = {results['rate_1x_per_s']:.0f} searches/s"
+    return f"{fleet}cluster not isolated; 1x = {results['rate_1x_per_s']:.0f} searches/s"
 
 
 def finish(fig, ax, results, path, legend=8, grid="major", bottom=0.03, loc="best") -> None:

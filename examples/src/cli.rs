@@ -106,7 +106,8 @@ impl std::error::Error for CliError {}
 /// The usage text.
 pub const USAGE: &str = "usage: search-server [--config PATH] [--listen ADDR] \
 [--runtime smol|async-std] [--opensearch URL] [--max-connections N] [--idle-timeout SECONDS] \
-[--index NAME] [--corpus DOCUMENTS] [--search cluster|builtin]";
+[--index NAME] [--corpus DOCUMENTS] [--search cluster|builtin] [--crawler on|off] \
+[--peer-limiter vegas]";
 
 /// Parses the arguments after the program name. `--flag value` and `--flag=value` both work.
 /// `var` looks up environment variables (`|name| std::env::var(name).ok()`).
@@ -151,6 +152,8 @@ where
                 | "--index"
                 | "--corpus"
                 | "--search"
+                | "--crawler"
+                | "--peer-limiter"
         ) {
             return Err(CliError::Usage(format!(
                 "unknown argument '{arg}' ({USAGE})"
@@ -221,6 +224,28 @@ where
                     _ => {
                         return Err(CliError::Usage(format!(
                             "--search '{value}' is not one of: cluster, builtin"
+                        )));
+                    }
+                };
+            }
+            "--crawler" => {
+                options.demo.crawler = match value.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    _ => {
+                        return Err(CliError::Usage(format!(
+                            "--crawler '{value}' is not one of: on, off"
+                        )));
+                    }
+                };
+            }
+            "--peer-limiter" => {
+                options.demo.peer = match value.as_str() {
+                    "vegas" => Some(crate::peer::PeerLaw::Vegas),
+                    _ => {
+                        return Err(CliError::Usage(format!(
+                            "--peer-limiter '{value}' is not one of: vegas (a benchmark-only \
+                             admission law beside the limit mode)"
                         )));
                     }
                 };
@@ -316,6 +341,32 @@ mod tests {
 
     fn no_env(_: &str) -> Option<String> {
         None
+    }
+
+    #[test]
+    fn the_crawler_and_the_benchmarks_peer() {
+        let options = parse_args(args(&[]), no_env).unwrap();
+        assert!(options.demo.crawler);
+        assert_eq!(options.demo.peer, None);
+        let options =
+            parse_args(args(&["--crawler", "off", "--peer-limiter=vegas"]), no_env).unwrap();
+        assert!(!options.demo.crawler);
+        assert_eq!(options.demo.peer, Some(crate::peer::PeerLaw::Vegas));
+        for (bad, needle) in [
+            (
+                ["--crawler", "maybe"],
+                "--crawler 'maybe' is not one of: on, off",
+            ),
+            (
+                ["--peer-limiter", "gradient"],
+                "--peer-limiter 'gradient' is not one of: vegas",
+            ),
+        ] {
+            match parse_args(args(&bad), no_env) {
+                Err(CliError::Usage(message)) => assert!(message.contains(needle), "{message}"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]

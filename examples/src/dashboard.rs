@@ -635,6 +635,29 @@ pub fn page(view: &View<'_>) -> String {
             String::new()
         },
     );
+    if limit {
+        let live = &view.live;
+        let pool = match live.search_pool {
+            Some(pool) => format!(
+                "the busiest node's search pool had {} queued and {} of {} threads busy at the \
+                 last poll",
+                pool.queue, pool.active, pool.threads
+            ),
+            None => "the poll did not report the cluster's search pool (the single front end's \
+                     law applies)"
+                .to_owned(),
+        };
+        let _ = writeln!(
+            html,
+            "<p id=\"fleet\">Fleet: {pool}; this front end refused {refused} % of its demand \
+             between the last two polls, its cap is {cap:.2} request(s). Flood bound: {flood}, \
+             {flood_refused} request(s) refused by it in all (not by the CPU).</p>",
+            refused = live.refused_percent,
+            cap = f64::from(live.cap_hundredths) / 100.0,
+            flood = if live.flooding { "holding" } else { "idle" },
+            flood_refused = live.rejected_flood,
+        );
+    }
     let _ = write!(
         html,
         "<h2>This machine and the crawler</h2>\n{chart}<p class=\"legend\">{local}{paused}</p>\n\

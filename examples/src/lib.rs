@@ -14,5 +14,6 @@ pub mod corpus;
 pub mod dashboard;
 pub mod http;
 pub mod metrics;
+pub mod peer;
 pub mod search;
 pub mod server;

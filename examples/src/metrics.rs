@@ -174,12 +174,42 @@ pub fn render(
             (&[("class", "api")], i64::from(stats.admission.armed_api)),
         ],
     );
-    gauge(
+    gauge_f64(
         &mut registry,
         "admission_cap",
-        "The in-flight cap while armed (twice it and a margin while disarmed)",
-        i64::from(stats.admission.cap),
+        "The in-flight cap while armed, in requests (a fraction is one more request that share of the time)",
+        f64::from(stats.admission.cap_hundredths) / 100.0,
     );
+    gauge(
+        &mut registry,
+        "flood_bounded",
+        "1 while the flood bound holds: in flight kept growing above what the cluster's completions support while no class was armed",
+        i64::from(stats.admission.flooding),
+    );
+    counter(
+        &mut registry,
+        "flood_refused_requests",
+        "Requests refused by the flood bound (not by the CPU: apart from rejected_requests)",
+        u64::from(stats.admission.rejected_flood),
+    );
+    gauge(
+        &mut registry,
+        "refused_share_percent",
+        "The share of this front end's demand refused between the last two polls (the fleet law grows the cap with it)",
+        i64::from(stats.admission.refused_percent),
+    );
+    if let Some(pool) = stats.admission.search_pool {
+        by_label(
+            &mut registry,
+            "cluster_search_pool",
+            "The busiest node's search thread pool at the last poll (the signal every front end of a fleet shares)",
+            &[
+                (&[("state", "threads")], i64::from(pool.threads)),
+                (&[("state", "active")], i64::from(pool.active)),
+                (&[("state", "queue")], i64::from(pool.queue)),
+            ],
+        );
+    }
     gauge(
         &mut registry,
         "in_flight",

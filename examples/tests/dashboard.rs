@@ -13,6 +13,7 @@ use load_examples::app::App;
 use load_examples::dashboard::{self, View};
 use load_smol::history::{ClusterHistory, LocalHistory};
 use load_smol::load_core::ManualClock;
+use load_smol::load_core::node_stats::SearchPool;
 use load_smol::load_core::{AdaptiveGate, LoadControl, Outcome};
 use load_smol::monitor::Sink;
 use load_smol::monitor::{ClusterSink, LocalSink};
@@ -242,8 +243,36 @@ fn the_limit_mode_draws_the_cap_and_the_requests_in_flight() {
         "{page}"
     );
     assert!(page.contains("the in-flight cap"), "{page}");
+    // What the front end believes about the fleet: no pool in these polls.
+    assert!(
+        page.contains("<p id=\"fleet\">Fleet: the poll did not report the cluster's search pool"),
+        "{page}"
+    );
+    // A poll with the busiest node's search pool.
+    sink.on_sample(
+        Instant::from_secs(5),
+        &CpuSample::local(CpuPercent::new(90)).with_search_pool(SearchPool {
+            threads: 13,
+            active: 12,
+            queue: 3,
+        }),
+    );
+    view.live = control.admission();
+    let page = dashboard::page(&view);
+    assert!(
+        page.contains(
+            "Fleet: the busiest node's search pool had 3 queued and 12 of 13 threads busy at \
+             the last poll; this front end refused 0 % of its demand between the last two polls"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains("Flood bound: idle, 0 request(s) refused by it in all (not by the CPU)."),
+        "{page}"
+    );
 
     view.admission = AdmissionMode::Threshold;
+    assert!(!dashboard::page(&view).contains("id=\"fleet\""));
     let svg = dashboard::rejections_chart(&view);
     assert!(attributes(&svg, "series cap", "d").is_empty(), "{svg}");
     assert!(attributes(&svg, "series inflight", "d").is_empty(), "{svg}");

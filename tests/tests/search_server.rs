@@ -407,21 +407,27 @@ async fn the_limit_mode_is_visible<R: Serve>() {
         assert_eq!(get(addr, "/search?q=a").await.status, 200);
     }
     assert_eq!(get(addr, "/no-such-page").await.status, 404);
-    let stats = stats(addr);
-    let admission = &stats["admission"];
-    assert_eq!(admission["mode"], "limit", "{stats}");
-    assert_eq!(admission["armed"]["web"], true, "{stats}");
-    assert_eq!(admission["armed"]["api"], false, "{stats}");
-    assert_eq!(admission["in_flight"], 0, "{stats}");
-    let cap = admission["cap"].as_u64().expect("cap");
-    assert!(cap >= 3, "{stats}");
+    let armed = stats(addr);
+    let admission = &armed["admission"];
+    assert_eq!(admission["mode"], "limit", "{armed}");
+    assert_eq!(admission["armed"]["web"], true, "{armed}");
+    assert_eq!(admission["armed"]["api"], false, "{armed}");
+    assert_eq!(admission["in_flight"], 0, "{armed}");
+    let cap = admission["cap"].as_f64().expect("cap");
+    assert!(cap >= 3.0, "{armed}");
     assert!(
-        admission["ceiling"].as_u64().expect("ceiling") > 2 * cap,
-        "disarmed, twice the cap and a margin: {stats}"
+        admission["ceiling"].as_f64().expect("ceiling") > 2.0 * cap,
+        "without the cluster's search pool, disarmed: twice the cap and a margin: {armed}"
+    );
+    assert_eq!(admission["flood"]["bounded"], false, "{armed}");
+    assert_eq!(admission["flood"]["refused"], 0, "{armed}");
+    assert!(
+        admission["fleet"]["cluster_search_pool"].is_null(),
+        "{armed}"
     );
     // The home page and the five searches; a 404 is abandoned, not recorded.
-    assert_eq!(admission["completed"], 6, "{stats}");
-    assert_eq!(stats["rejected_web"], 0, "{stats}");
+    assert_eq!(admission["completed"], 6, "{armed}");
+    assert_eq!(armed["rejected_web"], 0, "{armed}");
 
     let text = get(addr, "/metrics").await.text();
     for line in [
@@ -440,9 +446,55 @@ async fn the_limit_mode_is_visible<R: Serve>() {
         .find_map(|l| l.strip_prefix("load_control_completed_requests_total "))
         .and_then(|v| v.parse::<f64>().ok());
     assert!(completed.is_some_and(|c| c >= 6.0), "{text}");
+    for line in [
+        "load_control_flood_bounded 0",
+        "load_control_flood_refused_requests_total 0",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "{line} missing from:\n{text}"
+        );
+    }
     let page = raw_get(addr, "/admin/load").text();
     assert!(page.contains("Web: armed (≥ 70%): cap"), "{page}");
     assert!(page.contains(">load.control.admission<"), "{page}");
+
+    // A cluster that reports its search pool: what the front end believes of the fleet.
+    stub.set(Reply::json(
+        200,
+        r#"{"_nodes":{"total":1,"successful":1,"failed":0},"nodes":{"a":{"os":{"cpu":{"percent":91}},"thread_pool":{"search":{"threads":7,"active":7,"queue":2}}}}}"#,
+    ));
+    assert!(
+        wait_until(Duration::from_secs(5), || stats(addr)["cpu"] == 91),
+        "{}",
+        stats(addr)
+    );
+    let seen = stats(addr);
+    let pool = &seen["admission"]["fleet"]["cluster_search_pool"];
+    assert_eq!(
+        (&pool["threads"], &pool["active"], &pool["queue"]),
+        (
+            &serde_json::json!(7),
+            &serde_json::json!(7),
+            &serde_json::json!(2)
+        ),
+        "{seen}"
+    );
+    assert!(
+        seen["admission"]["ceiling"].is_null(),
+        "with the pool, no disarmed bound: {seen}"
+    );
+    let text = get(addr, "/metrics").await.text();
+    assert!(
+        text.lines()
+            .any(|l| l == "load_control_cluster_search_pool{state=\"queue\"} 2"),
+        "{text}"
+    );
+    let page = raw_get(addr, "/admin/load").text();
+    assert!(
+        page.contains("search pool had 2 queued and 7 of 7 threads busy"),
+        "{page}"
+    );
 }
 
 load_tests::on_both_runtimes!(
@@ -455,3 +507,44 @@ load_tests::on_both_runtimes!(
     stops_cleanly,
     metrics_parse_as_prometheus_and_match_the_stats,
 );
+
+/// `--peer-limiter vegas` (benchmarks only): congestion-limiter's Vegas decides instead of
+/// the limit mode. It knows nothing of the cluster's CPU: the searches never start the
+/// cluster monitor (with load control deciding, the first one would), and one at a time
+/// they are all admitted.
+#[test]
+fn the_benchmarks_peer_decides_instead_of_the_limit_mode() {
+    let stub = Stub::start(Reply::cpu(&[95]));
+    let dir = std::env::temp_dir().join(format!("load-peer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("peer.properties");
+    std::fs::write(
+        &path,
+        format!(
+            "search_engine.http.url={}\nweb.load.control=70\nadaptive.load.control=0\n",
+            stub.url()
+        ),
+    )
+    .expect("config");
+    let options = load_examples::cli::Options {
+        config: load_examples::cli::ConfigFrom::File(path),
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        demo: load_examples::app::DemoOptions {
+            search: load_examples::app::SearchMode::Builtin,
+            crawler: false,
+            peer: Some(load_examples::peer::PeerLaw::Vegas),
+            ..load_examples::app::DemoOptions::default()
+        },
+        ..load_examples::cli::Options::default()
+    };
+    let server = load_examples::server::start(&options).expect("server");
+    let addr = server.addr();
+    for _ in 0..20 {
+        assert_eq!(raw_get(addr, "/search?q=load").status, 200);
+    }
+    let stats = stats(addr);
+    assert_eq!(stats["monitor_started"], false, "{stats}");
+    assert_eq!(stats["rejected_web"], 0, "{stats}");
+    assert_eq!(stub.requests(), 0, "no poll");
+    server.stop().expect("clean stop");
+}

@@ -28,13 +28,64 @@ pub enum Outcome {
     Dropped,
 }
 
-/// One request: when it was due (since the start of the load) and its outcome.
+/// One request: when it was due (since the start of the load), which front end it went to,
+/// and its outcome.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sent {
     /// Its due time, from the start of the load.
     pub due: Duration,
     /// What happened.
     pub outcome: Outcome,
+    /// The front end it went to (an index into the load's front ends).
+    pub front_end: usize,
+    /// Whether it was part of a burst.
+    pub burst: bool,
+}
+
+/// A burst: this many requests due at once, at `at` seconds, to one front end.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Burst {
+    /// When, in seconds from the start of the load.
+    pub at: f64,
+    /// How many requests.
+    pub count: usize,
+    /// To which front end.
+    pub front_end: usize,
+}
+
+/// An open-loop load on a fleet of front ends.
+#[derive(Clone, Debug)]
+pub struct Load<'a> {
+    /// The front ends' addresses.
+    pub front_ends: &'a [SocketAddr],
+    /// Each front end's share of the arrivals, relative to the others'.
+    pub weights: &'a [f64],
+    /// The Poisson phases, in all.
+    pub phases: &'a [Phase],
+    /// Bursts besides.
+    pub bursts: &'a [Burst],
+    /// The seed of the arrivals, the queries and the split.
+    pub seed: u64,
+    /// How long a client waits for an answer before it hangs up.
+    pub timeout: Duration,
+    /// Clients at once.
+    pub workers: usize,
+}
+
+impl<'a> Load<'a> {
+    /// `phases` on one front end, 15 s timeout, [`WORKERS`] clients.
+    #[must_use]
+    pub fn on(front_ends: &'a [SocketAddr], phases: &'a [Phase], seed: u64) -> Load<'a> {
+        Load {
+            front_ends,
+            weights: &[],
+            phases,
+            bursts: &[],
+            seed,
+            timeout: Duration::from_secs(15),
+            workers: WORKERS,
+        }
+    }
 }
 
 /// One phase of the load: a rate held for a time.
@@ -46,26 +97,50 @@ pub struct Phase {
     pub seconds: f64,
 }
 
-/// The searches: queries of a fixed number of words from the corpus's vocabulary.
+/// The searches: queries from the corpus's vocabulary, of a fixed number of words, or a
+/// mix of cheap and costly ones.
 #[derive(Debug)]
 pub struct Queries {
     corpus: Corpus,
     words: usize,
+    /// The mixed workload: this share (in percent) of the searches have `costly` words, the
+    /// rest `words`.
+    costly: Option<(u64, usize)>,
 }
 
 impl Queries {
     /// Queries of `words` words over `corpus`.
     #[must_use]
     pub fn new(corpus: Corpus, words: usize) -> Queries {
-        Queries { corpus, words }
+        Queries {
+            corpus,
+            words,
+            costly: None,
+        }
+    }
+
+    /// The mixed workload: 70 % two-word searches, 30 % eight-word ones (a spread of costs).
+    #[must_use]
+    pub fn mixed(corpus: Corpus) -> Queries {
+        Queries {
+            corpus,
+            words: 2,
+            costly: Some((30, 8)),
+        }
     }
 
     /// Search target number `n`.
     #[must_use]
     pub fn target(&self, n: u64) -> String {
+        let words = match self.costly {
+            Some((percent, costly)) if Rng::new(n ^ 0xC057).unit() * 100.0 < percent as f64 => {
+                costly
+            }
+            _ => self.words,
+        };
         format!(
             "/search?q={}",
-            self.corpus.query_words(n, self.words).replace(' ', "+")
+            self.corpus.query_words(n, words).replace(' ', "+")
         )
     }
 }
@@ -98,14 +173,7 @@ pub fn arrivals(phases: &[Phase], seed: u64) -> Vec<Duration> {
 /// waits at most 15 s for its answer.
 #[must_use]
 pub fn offer(server: SocketAddr, queries: &Queries, phases: &[Phase], seed: u64) -> Vec<Sent> {
-    offer_within(
-        server,
-        queries,
-        phases,
-        seed,
-        Duration::from_secs(15),
-        WORKERS,
-    )
+    offer_load(queries, &Load::on(&[server], phases, seed))
 }
 
 /// [`offer`] with `workers` clients, each request waiting at most `timeout` for its answer
@@ -119,45 +187,107 @@ pub fn offer_within(
     timeout: Duration,
     workers: usize,
 ) -> Vec<Sent> {
-    let (tickets, receiver) = mpsc::channel::<(Duration, Instant, String)>();
+    offer_load(
+        queries,
+        &Load {
+            timeout,
+            workers,
+            ..Load::on(&[server], phases, seed)
+        },
+    )
+}
+
+/// Offers `load`, open loop: each arrival goes to a front end drawn by weight (equal without
+/// weights), each burst to its own; every request due, in due order. Each client keeps a
+/// kept-alive connection to each front end.
+#[must_use]
+pub fn offer_load(queries: &Queries, load: &Load<'_>) -> Vec<Sent> {
+    struct Ticket {
+        offset: Duration,
+        due: Instant,
+        target: String,
+        front_end: usize,
+        burst: bool,
+    }
+    let (tickets, receiver) = mpsc::channel::<Ticket>();
     let receiver = Arc::new(Mutex::new(receiver));
     let results = Arc::new(Mutex::new(Vec::new()));
     let start = Instant::now() + Duration::from_millis(50);
-    let workers: Vec<_> = (0..workers)
+    let (front_ends, timeout) = (load.front_ends.to_vec(), load.timeout);
+    let workers: Vec<_> = (0..load.workers)
         .map(|_| {
             let (receiver, results) = (Arc::clone(&receiver), Arc::clone(&results));
+            let front_ends = front_ends.clone();
             std::thread::spawn(move || {
-                let mut connection = Connection::with_timeout(server, timeout);
+                let mut connections: Vec<Connection> = front_ends
+                    .iter()
+                    .map(|addr| Connection::with_timeout(*addr, timeout))
+                    .collect();
                 loop {
                     let ticket = receiver.lock().ok().and_then(|r| r.recv().ok());
-                    let Some((offset, due, target)) = ticket else {
+                    let Some(ticket) = ticket else {
                         break;
                     };
-                    let outcome = if due.elapsed() > GIVE_UP {
+                    let outcome = if ticket.due.elapsed() > GIVE_UP {
                         Outcome::Dropped
                     } else {
-                        match connection.get(&target) {
-                            Ok(status) => Outcome::Answered(status, due.elapsed()),
+                        match connections[ticket.front_end].get(&ticket.target) {
+                            Ok(status) => Outcome::Answered(status, ticket.due.elapsed()),
                             Err(_) => Outcome::Failed,
                         }
                     };
                     if let Ok(mut results) = results.lock() {
                         results.push(Sent {
-                            due: offset,
+                            due: ticket.offset,
                             outcome,
+                            front_end: ticket.front_end,
+                            burst: ticket.burst,
                         });
                     }
                 }
             })
         })
         .collect();
-    for (n, offset) in arrivals(phases, seed).into_iter().enumerate() {
-        let due = start + offset;
-        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+    // Arrivals and bursts in due order; the split drawn from its own generator.
+    let mut due: Vec<(Duration, Option<usize>)> = arrivals(load.phases, load.seed)
+        .into_iter()
+        .map(|at| (at, None))
+        .collect();
+    for burst in load.bursts {
+        let at = Duration::from_secs_f64(burst.at);
+        due.extend((0..burst.count).map(|_| (at, Some(burst.front_end))));
+    }
+    due.sort_by_key(|(at, _)| *at);
+    let mut split = Rng::new(load.seed ^ 0x5EED);
+    let total: f64 = load.weights.iter().sum();
+    let pick = |split: &mut Rng| -> usize {
+        if load.weights.len() < 2 || total <= 0.0 {
+            return (split.unit() * front_ends.len() as f64) as usize % front_ends.len();
+        }
+        let mut at = split.unit() * total;
+        for (i, weight) in load.weights.iter().enumerate() {
+            if at < *weight {
+                return i;
+            }
+            at -= weight;
+        }
+        load.weights.len() - 1
+    };
+    for (n, (offset, burst_to)) in due.into_iter().enumerate() {
+        let due_at = start + offset;
+        if let Some(wait) = due_at.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
-        let target = queries.target(seed.wrapping_mul(1_000_003).wrapping_add(n as u64));
-        if tickets.send((offset, due, target)).is_err() {
+        let target = queries.target(load.seed.wrapping_mul(1_000_003).wrapping_add(n as u64));
+        let front_end = burst_to.unwrap_or_else(|| pick(&mut split));
+        let ticket = Ticket {
+            offset,
+            due: due_at,
+            target,
+            front_end: front_end.min(front_ends.len() - 1),
+            burst: burst_to.is_some(),
+        };
+        if tickets.send(ticket).is_err() {
             break;
         }
     }

@@ -1,29 +1,36 @@
 //! The closed-loop experiment: search load on a real cluster, shed at the front, measured.
 //!
 //! Run it through `bench/closed_loop.sh`, which starts the cluster (one node, its JVM in a
-//! cpuset of its own CPU) and pins this process, the server it starts and the load
+//! cpuset of its own CPU) and pins this process, the servers it starts and the load
 //! generator to the other CPU, so that the cluster's CPU signal is the cluster's own. It
 //!
 //! 1. checks that isolation (`--isolated`): a burner on this process's CPU must leave the
 //!    cluster's `os.cpu.percent` low;
-//! 2. indexes the corpus directly, then starts `search-server` on the cluster (the demo's
-//!    crawler re-indexing it under adaptive control all along);
+//! 2. indexes the corpus directly; the servers then run with their crawlers off, so that
+//!    background work is quiet and the light-load baseline is the cluster's own;
 //! 3. finds the 1x rate: the open-loop rate at which the cluster's CPU first reaches 90 %
-//!    with control off;
-//! 4. steps each compared mode (Fess's rule, Fess's rule on an EWMA, the limit mode;
-//!    switched by `SIGHUP`, their order rotated at each factor) through 0.25x to 3x;
-//! 5. runs a step test per mode: 0.5x for 20 s, then 2x for 20 s;
-//! 6. prints the tables and writes `OUT_DIR/results.json` for the plots.
+//!    with control off (or takes `--rate`);
+//! 4. steps each compared mode (Fess's rule, the limit mode, and the peer: congestion-
+//!    limiter's Vegas), each step on a fleet of `--front-ends` fresh `search-server`
+//!    processes splitting the load, their order rotated at each factor, through 0.25x to 3x;
+//! 5. with more than one front end, runs 2x and 3x again with one front end getting five
+//!    times each other's share (the fairness of skewed demand);
+//! 6. runs a step test per mode (0.5x for 20 s, then 2x as long) and a burst test per mode
+//!    (bursts of 100 searches at once to one front end at 0.25x, mid-stream and after a quiet
+//!    spell);
+//! 7. prints the tables and writes `OUT_DIR/results.json` for the plots.
 //!
 //! ```text
-//! closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke] [--isolated]
+//! closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke] [--isolated] [--front-ends N]
+//!     [--workload uniform|mixed] [--rate SEARCHES_PER_S]
 //! ```
 //!
-//! The load is open loop ([`generator`]): Poisson arrivals, latency from the due time.
-//! Goodput counts searches answered 200 within ten times the light-load p50 (the p50 over
-//! every mode's 0.25x step), as Breakwater counts it. Loopback only; every step is bounded
-//! and the run stops by itself. `--smoke` runs each mode for a short step at 20/s (CI keeps
-//! the experiment from rotting).
+//! The load is open loop ([`generator`]): Poisson arrivals, latency from the due time. The
+//! uniform workload is 3-word searches; the mixed one 70 % two-word and 30 % eight-word
+//! searches. Goodput counts searches answered 200 within ten times the light-load p50 (the
+//! p50 over every mode's 0.25x step), as Breakwater counts it. Loopback only; every step is
+//! bounded and the run stops by itself. `--smoke` runs each mode for a short step at 20/s
+//! (CI keeps the experiment from rotting).
 
 pub mod client;
 pub mod cpu;
@@ -44,7 +51,7 @@ use serde_json::{Value, json};
 use cpu::CpuLog;
 use generator::{Phase, Queries};
 use report::{Goals, Step};
-use server::{Mode, Server};
+use server::{Fleet, Mode};
 
 /// Documents in the index (and in the crawler's corpus).
 pub const CORPUS: usize = 20_000;
@@ -56,9 +63,9 @@ pub const QUERY_WORDS: usize = 3;
 /// The index the experiment searches.
 pub const INDEX: &str = "load-control-bench";
 /// The offered rates of the main run, as factors of the 1x rate.
-pub const FACTORS: [f64; 7] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0];
+pub const FACTORS: [f64; 5] = [0.25, 0.5, 1.0, 2.0, 3.0];
 /// Each step's length and the part of it left out of the statistics, in seconds.
-const STEP: f64 = 20.0;
+const STEP: f64 = 15.0;
 const WARMUP: f64 = 3.0;
 /// The pause between steps, for the previous backlog to drain and the CPU to settle.
 const SETTLE: Duration = Duration::from_secs(3);
@@ -66,8 +73,75 @@ const SETTLE: Duration = Duration::from_secs(3);
 /// left out of its baseline.
 const STEP_TEST: f64 = 20.0;
 const STEP_TEST_WARMUP: f64 = 5.0;
+/// The burst test: 0.25x for this long, quiet from `QUIET.0` to `QUIET.1` seconds, and
+/// bursts of `BURST` searches at once to the first front end at these times: mid-stream,
+/// right after the quiet spell, and mid-stream again.
+const BURST_TEST: f64 = 24.0;
+const QUIET: (f64, f64) = (8.0, 14.0);
+const BURST: usize = 100;
+const BURSTS: [f64; 3] = [5.0, 14.0, 19.0];
 /// The whole run's bound (the script's is wider): past it, the run stops with an error.
 const RUN_BOUND: Duration = Duration::from_secs(40 * 60);
+
+/// The experiment's options.
+#[derive(Clone, Debug)]
+struct Options {
+    smoke: bool,
+    isolated: bool,
+    front_ends: usize,
+    mixed: bool,
+    rate: Option<f64>,
+}
+
+impl Options {
+    fn parse(rest: &[String]) -> Result<Options, String> {
+        let mut options = Options {
+            smoke: false,
+            isolated: false,
+            front_ends: 1,
+            mixed: false,
+            rate: None,
+        };
+        let mut rest = rest.iter();
+        while let Some(arg) = rest.next() {
+            let mut value = |name: &str| {
+                rest.next()
+                    .cloned()
+                    .ok_or_else(|| format!("{name} needs a value"))
+            };
+            match arg.as_str() {
+                "--smoke" => options.smoke = true,
+                "--isolated" => options.isolated = true,
+                "--front-ends" => {
+                    let n = value("--front-ends")?;
+                    options.front_ends = n
+                        .parse()
+                        .ok()
+                        .filter(|n| (1..=16).contains(n))
+                        .ok_or_else(|| format!("--front-ends {n:?}: 1 to 16"))?;
+                }
+                "--workload" => {
+                    options.mixed = match value("--workload")?.as_str() {
+                        "uniform" => false,
+                        "mixed" => true,
+                        other => return Err(format!("--workload {other:?}: uniform or mixed")),
+                    };
+                }
+                "--rate" => {
+                    let rate = value("--rate")?;
+                    options.rate = Some(
+                        rate.parse()
+                            .ok()
+                            .filter(|r: &f64| *r > 0.0 && r.is_finite())
+                            .ok_or_else(|| format!("--rate {rate:?}: searches per second"))?,
+                    );
+                }
+                unknown => return Err(format!("unknown option {unknown:?}")),
+            }
+        }
+        Ok(options)
+    }
+}
 
 /// Runs the experiment with `args` (see the module docs).
 ///
@@ -78,15 +152,13 @@ const RUN_BOUND: Duration = Duration::from_secs(40 * 60);
 pub fn run(args: &[String]) -> Result<(), String> {
     let [binary, cluster, out, rest @ ..] = args else {
         return Err(
-            "usage: closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke] [--isolated]".into(),
+            "usage: closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke] [--isolated] \
+                    [--front-ends N] [--workload uniform|mixed] [--rate SEARCHES_PER_S]"
+                .into(),
         );
     };
     let cluster = load_tests::check_cluster_url(cluster)?;
-    let smoke = rest.iter().any(|a| a == "--smoke");
-    let isolated = rest.iter().any(|a| a == "--isolated");
-    if let Some(unknown) = rest.iter().find(|a| *a != "--smoke" && *a != "--isolated") {
-        return Err(format!("unknown option {unknown:?}"));
-    }
+    let options = Options::parse(rest)?;
     let out = PathBuf::from(out);
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let cluster_addr: SocketAddr = cluster
@@ -95,42 +167,45 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .map_err(|_| format!("{cluster}: the experiment needs http://IP:PORT"))?;
     let origin = Instant::now();
 
-    let isolation = if isolated {
+    let isolation = if options.isolated {
         let isolation = check_isolation(cluster_addr)?;
         eprintln!("isolation: {isolation}");
         isolation
     } else {
         json!(null)
     };
-    let documents = if smoke { 200 } else { CORPUS };
+    let documents = if options.smoke { 200 } else { CORPUS };
     preload(cluster, cluster_addr, documents)?;
     eprintln!(
         "{documents} documents indexed after {:.0} s",
         origin.elapsed().as_secs_f64()
     );
     let cpu = CpuLog::start(cluster_addr, origin);
-    let server = Server::start(binary, cluster, INDEX, documents)?;
-    eprintln!("search-server on {}", server.addr);
-    let queries = Queries::new(Corpus::new(documents), QUERY_WORDS);
+    let queries = if options.mixed {
+        Queries::mixed(Corpus::new(documents))
+    } else {
+        Queries::new(Corpus::new(documents), QUERY_WORDS)
+    };
     let bench = Bench {
-        server: &server,
+        binary,
+        cluster,
+        front_ends: options.front_ends,
         cpu: &cpu,
         origin,
         queries: &queries,
     };
 
-    if smoke {
+    if options.smoke {
         let mut steps = Vec::new();
         for mode in Mode::COMPARED {
-            server.set_mode(mode)?;
-            steps.push(bench.step(mode, 1.0, 20.0, 3.0, 0.5, 1));
+            steps.push(bench.step(mode, 1.0, 20.0, 3.0, 0.5, 1, &[])?);
         }
         print!("{}", report::step_table(&steps, Duration::from_secs(1)));
         // Each mode must answer every search it was sent, with a result or the busy
         // response, and searches must succeed somewhere. Not "each mode serves one": the
         // test cluster's three nodes share one JVM's CPU counters, its busiest node reads
         // 100 % in most idle polls, and a mode that rejects for all of a 3 s step is
-        // doing its job (a run failed so, on the EWMA step).
+        // doing its job.
         for step in &steps {
             let s = step.summary(Duration::MAX);
             if s.ok + s.rejected == 0 || s.errors_5xx + s.other + s.failed + s.dropped > 0 {
@@ -148,7 +223,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 
     bench.settle()?;
-    let (rate, calibration) = bench.calibrate()?;
+    let (rate, calibration) = match options.rate {
+        Some(rate) => (rate, Vec::new()),
+        None => bench.calibrate()?,
+    };
     eprintln!("the cluster's CPU reaches 90 % at about {rate:.0} searches/s (1x)");
 
     let mut steps = Vec::new();
@@ -156,30 +234,48 @@ pub fn run(args: &[String]) -> Result<(), String> {
         for k in 0..Mode::COMPARED.len() {
             let mode = Mode::COMPARED[(i + k) % Mode::COMPARED.len()];
             bound(origin)?;
-            server.set_mode(mode)?;
-            std::thread::sleep(SETTLE);
-            let step = bench.step(mode, *factor, rate * factor, STEP, WARMUP, 1000 + i as u64);
-            let s = step.summary(Duration::MAX);
-            eprintln!(
-                "{} {factor}x: {:.0}/s offered, {:.0}/s served, shed {:.1} %, p99 {:?} ms, CPU {:.0} %",
-                mode.name(),
-                step.offered,
-                s.served_per_s,
-                s.shed * 100.0,
-                s.p99,
-                step.cpu_mean
-            );
+            let step = bench.step(
+                mode,
+                *factor,
+                rate * factor,
+                STEP,
+                WARMUP,
+                1000 + i as u64,
+                &[],
+            )?;
+            log_step(&step);
             steps.push(step);
+        }
+    }
+    // Skewed demand: the first front end gets five times each other's share.
+    let mut skewed = Vec::new();
+    if options.front_ends > 1 {
+        let mut weights = vec![1.0; options.front_ends];
+        weights[0] = 5.0;
+        for (i, factor) in [2.0, 3.0].iter().enumerate() {
+            for mode in Mode::COMPARED {
+                bound(origin)?;
+                let step = bench.step(
+                    mode,
+                    *factor,
+                    rate * factor,
+                    STEP,
+                    WARMUP,
+                    2000 + i as u64,
+                    &weights,
+                )?;
+                log_step(&step);
+                skewed.push(step);
+            }
         }
     }
 
     let mut step_tests = Vec::new();
+    let mut burst_tests = Vec::new();
     for k in 0..Mode::COMPARED.len() {
         let mode = Mode::COMPARED[(k + 1) % Mode::COMPARED.len()];
         bound(origin)?;
-        server.set_mode(mode)?;
-        std::thread::sleep(SETTLE);
-        let test = bench.step_test(mode, rate);
+        let test = bench.step_test(mode, rate)?;
         eprintln!(
             "{} step test: back under 3x the 0.5x p99 ({:?} ms) {:?} s after the step",
             mode.name(),
@@ -187,8 +283,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
             test.recovery
         );
         step_tests.push(test);
+        let bursts = bench.burst_test(mode, rate)?;
+        eprintln!(
+            "{} burst test: {} of {} burst searches answered 429, {} of {} in all",
+            mode.name(),
+            bursts.burst_rejected,
+            bursts.burst_due,
+            bursts.rejected,
+            bursts.due
+        );
+        burst_tests.push(bursts);
     }
-    server.set_mode(Mode::Fess)?;
 
     // Goodput's bound: ten times the light-load p50, over every mode's 0.25x step.
     let light: Vec<_> = steps
@@ -199,6 +304,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let light_p50 = report::percentile(&report::latencies(&light, 200), 0.5)
         .ok_or("no search answered at 0.25x")?;
     let slo = Duration::from_secs_f64(light_p50 * 10.0 / 1000.0);
+    let best = steps
+        .iter()
+        .map(|s| s.summary(slo).goodput_per_s)
+        .fold(0.0, f64::max);
     let goals: Vec<(&str, Goals)> = Mode::COMPARED
         .iter()
         .map(|mode| {
@@ -206,20 +315,36 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 .iter()
                 .find(|t| t.mode == *mode)
                 .and_then(|t| t.recovery);
-            (mode.name(), Goals::of(mode.name(), &steps, slo, recovery))
+            let mut goals = Goals::of(mode.name(), &steps, slo, recovery, best);
+            goals.fairness_skewed = [2.0, 3.0].map(|factor| {
+                skewed
+                    .iter()
+                    .find(|s| s.mode == mode.name() && (s.factor - factor).abs() < 1e-9)
+                    .and_then(Step::fairness)
+            });
+            if let Some(bursts) = burst_tests.iter().find(|b| b.mode == *mode) {
+                goals.burst_shed =
+                    Some(bursts.burst_rejected as f64 / bursts.burst_due.max(1) as f64);
+                goals.burst_test_shed = Some(bursts.rejected as f64 / bursts.due.max(1) as f64);
+            }
+            (mode.name(), goals)
         })
         .collect();
 
     let results = json!({
         "machine": {"cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
         "isolation": isolation,
-        "threshold": server::THRESHOLD, "adaptive_threshold": server::ADAPTIVE,
+        "front_ends": options.front_ends,
+        "workload": if options.mixed { "mixed" } else { "uniform" },
+        "threshold": server::THRESHOLD,
         "corpus": CORPUS, "query_words": QUERY_WORDS,
         "rate_1x_per_s": rate,
         "light_p50_ms": light_p50, "slo_ms": slo.as_secs_f64() * 1000.0,
         "calibration": calibration.iter().map(|s| s.json(slo)).collect::<Vec<_>>(),
         "steps": steps.iter().map(|s| s.json(slo)).collect::<Vec<_>>(),
+        "skewed_steps": skewed.iter().map(|s| s.json(slo)).collect::<Vec<_>>(),
         "step_tests": step_tests.iter().map(StepTest::json).collect::<Vec<_>>(),
+        "burst_tests": burst_tests.iter().map(BurstTest::json).collect::<Vec<_>>(),
         "goals": goals.iter().map(|(mode, g)| (mode.to_string(), g.json())).collect::<serde_json::Map<_, _>>(),
         "cpu": cpu.all().iter().map(|(at, cpu)| json!([at, cpu])).collect::<Vec<_>>(),
         "seconds": origin.elapsed().as_secs_f64(),
@@ -232,19 +357,41 @@ pub fn run(args: &[String]) -> Result<(), String> {
     .map_err(|e| format!("{}: {e}", path.display()))?;
 
     println!(
-        "1x = {rate:.0} searches/s (the cluster's CPU first reaches 90 % with control off); \
-         light-load p50 {light_p50:.1} ms, so goodput counts answers within {:.0} ms\n",
+        "{} front end(s), {} workload. 1x = {rate:.0} searches/s (the cluster's CPU first \
+         reaches 90 % with control off); light-load p50 {light_p50:.1} ms, so goodput counts \
+         answers within {:.0} ms\n",
+        options.front_ends,
+        if options.mixed { "mixed" } else { "uniform" },
         slo.as_secs_f64() * 1000.0
     );
     print!("{}", report::step_table(&steps, slo));
+    if !skewed.is_empty() {
+        println!("\nSkewed demand (the first front end gets five times each other's share):\n");
+        print!("{}", report::step_table(&skewed, slo));
+    }
     println!();
-    print!("{}", report::goal_table(&goals));
+    print!("{}", report::goal_table(&goals, options.front_ends > 1));
     println!(
         "\nwhole run: {:.0} s; results in {}",
         origin.elapsed().as_secs_f64(),
         path.display()
     );
     Ok(())
+}
+
+fn log_step(step: &Step) {
+    let s = step.summary(Duration::MAX);
+    eprintln!(
+        "{} {}x: {:.0}/s offered, {:.0}/s served, shed {:.1} %, p99 {:?} ms, CPU {:.0} %, Jain {:?}",
+        step.mode,
+        step.factor,
+        step.offered,
+        s.served_per_s,
+        s.shed * 100.0,
+        s.p99,
+        step.cpu_mean,
+        step.fairness()
+    );
 }
 
 /// Past the run's bound, an error.
@@ -311,6 +458,16 @@ fn check_isolation(cluster: SocketAddr) -> Result<Value, String> {
 pub fn preload(cluster: &str, addr: SocketAddr, documents: usize) -> Result<(), String> {
     let config = Config::from_properties(&format!("search_engine.http.url={cluster}"))
         .map_err(|e| format!("{cluster}: {e}"))?;
+    // Already there from an earlier run (the script's next workload or fleet size): kept.
+    let count = format!("/{INDEX}/_count");
+    if let Ok((200, body)) = client::get(addr, &count, Duration::from_secs(10))
+        && serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v["count"].as_u64())
+            .is_some_and(|n| n >= documents as u64)
+    {
+        return Ok(());
+    }
     let client =
         ClusterClient::from_config(&config.cluster).map_err(|e| format!("{cluster}: {e}"))?;
     let search = Search::new(client, INDEX);
@@ -343,7 +500,9 @@ pub fn preload(cluster: &str, addr: SocketAddr, documents: usize) -> Result<(), 
 
 /// What the steps share.
 struct Bench<'a> {
-    server: &'a Server,
+    binary: &'a str,
+    cluster: &'a str,
+    front_ends: usize,
     cpu: &'a CpuLog,
     origin: Instant,
     queries: &'a Queries,
@@ -368,8 +527,54 @@ impl StepTest {
     }
 }
 
+/// A burst test's result: the burst searches and all searches, due and answered 429.
+struct BurstTest {
+    mode: Mode,
+    burst_due: usize,
+    burst_rejected: usize,
+    due: usize,
+    rejected: usize,
+    cpu_max: f64,
+}
+
+impl BurstTest {
+    fn json(&self) -> Value {
+        json!({
+            "mode": self.mode.name(), "burst_due": self.burst_due,
+            "burst_rejected_429": self.burst_rejected, "due": self.due,
+            "rejected_429": self.rejected, "cluster_cpu_max": self.cpu_max,
+        })
+    }
+}
+
 impl Bench<'_> {
-    /// One step: `rate` for `seconds`, the first `warmup` left out of the statistics.
+    /// Offers `load` to a fleet of fresh servers in `mode`, waiting `SETTLE` after they
+    /// start; returns what was sent and when the load started (seconds since the origin).
+    fn offer(
+        &self,
+        mode: Mode,
+        phases: &[Phase],
+        bursts: &[generator::Burst],
+        weights: &[f64],
+        seed: u64,
+    ) -> Result<(Vec<generator::Sent>, f64), String> {
+        let fleet = Fleet::start(self.binary, self.cluster, INDEX, self.front_ends, mode)?;
+        std::thread::sleep(SETTLE);
+        let addrs = fleet.addrs();
+        let started_at = self.origin.elapsed().as_secs_f64();
+        let load = generator::Load {
+            weights,
+            bursts,
+            ..generator::Load::on(&addrs, phases, seed)
+        };
+        let sent = generator::offer_load(self.queries, &load);
+        drop(fleet);
+        Ok((sent, started_at))
+    }
+
+    /// One step: `rate` for `seconds` on a fresh fleet in `mode`, the first `warmup` left
+    /// out of the statistics, the demand split by `weights` (equal when empty).
+    #[allow(clippy::too_many_arguments)]
     fn step(
         &self,
         mode: Mode,
@@ -378,27 +583,12 @@ impl Bench<'_> {
         seconds: f64,
         warmup: f64,
         seed: u64,
-    ) -> Step {
-        let started_at = self.origin.elapsed().as_secs_f64();
-        // The crawler's progress over the measured part, read beside the load.
-        let progress = std::thread::scope(|scope| {
-            let reader = scope.spawn(|| {
-                std::thread::sleep(Duration::from_secs_f64(warmup));
-                let before = self.server.indexed();
-                std::thread::sleep(Duration::from_secs_f64(seconds - warmup));
-                (before, self.server.indexed())
-            });
-            let sent = generator::offer(
-                self.server.addr,
-                self.queries,
-                &[Phase { rate, seconds }],
-                seed,
-            );
-            (sent, reader.join().unwrap_or((0, 0)))
-        });
-        let (sent, (before, after)) = progress;
+        weights: &[f64],
+    ) -> Result<Step, String> {
+        let (sent, started_at) =
+            self.offer(mode, &[Phase { rate, seconds }], &[], weights, seed)?;
         let measured = seconds - warmup;
-        Step {
+        Ok(Step {
             mode: mode.name(),
             factor,
             offered: rate,
@@ -409,8 +599,10 @@ impl Bench<'_> {
                 .filter(|s| s.due.as_secs_f64() >= warmup)
                 .collect(),
             cpu_mean: self.cpu.mean(started_at + warmup, started_at + seconds),
-            indexed_per_s: after.saturating_sub(before) as f64 / measured,
-        }
+            indexed_per_s: 0.0,
+            front_ends: self.front_ends,
+            weights: weights.to_vec(),
+        })
     }
 
     /// Waits (at most a minute) for the preload's merges to end, the cluster's CPU under
@@ -430,26 +622,23 @@ impl Bench<'_> {
                 ));
             }
         }
-        self.server.set_mode(Mode::Off)?;
-        let _ = self.step(Mode::Off, 0.0, 20.0, 10.0, 0.0, 3);
+        let _ = self.step(Mode::Off, 0.0, 20.0, 10.0, 0.0, 3, &[])?;
         Ok(())
     }
 
     /// The 1x rate: control off, rates up by 30 % from 20/s until the cluster's CPU reaches
     /// 90 % (or the served rate falls behind), interpolated between the last two.
     fn calibrate(&self) -> Result<(f64, Vec<Step>), String> {
-        self.server.set_mode(Mode::Off)?;
         let mut rate: f64 = 20.0;
         let mut steps: Vec<Step> = Vec::new();
         // A step that reads saturated is measured once more at the same rate before it
-        // counts: one 8 s mean can catch a merge after the crawler's bulk requests (a run
-        // stopped at 57/s on a 91 % step, between 61 % before and a node that served 134/s
-        // later).
+        // counts: one 8 s mean can catch a merge (a run stopped at 57/s on a 91 % step,
+        // between 61 % before and a node that served 134/s later).
         let mut confirming = false;
         loop {
             bound(self.origin)?;
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let step = self.step(Mode::Off, 0.0, rate, 8.0, 3.0, rate as u64);
+            let step = self.step(Mode::Off, 0.0, rate, 8.0, 3.0, rate as u64, &[])?;
             let s = step.summary(Duration::MAX);
             eprintln!(
                 "calibration: {rate:.0}/s offered, {:.0}/s served, CPU {:.0} %, p99 {:?} ms",
@@ -459,7 +648,6 @@ impl Bench<'_> {
             if saturated && !confirming && rate <= 5000.0 {
                 confirming = true;
                 steps.push(step);
-                std::thread::sleep(SETTLE);
                 continue;
             }
             if confirming && !saturated {
@@ -486,12 +674,11 @@ impl Bench<'_> {
                 return Ok((r90, steps));
             }
             rate *= 1.3;
-            std::thread::sleep(SETTLE);
         }
     }
 
     /// 0.5x for [`STEP_TEST`] seconds, then 2x as long, in one open-loop run.
-    fn step_test(&self, mode: Mode, rate: f64) -> StepTest {
+    fn step_test(&self, mode: Mode, rate: f64) -> Result<StepTest, String> {
         let phases = [
             Phase {
                 rate: rate * 0.5,
@@ -502,7 +689,7 @@ impl Bench<'_> {
                 seconds: STEP_TEST,
             },
         ];
-        let sent = generator::offer(self.server.addr, self.queries, &phases, 77);
+        let (sent, _) = self.offer(mode, &phases, &[], &[], 77)?;
         let base: Vec<_> = sent
             .iter()
             .filter(|s| (STEP_TEST_WARMUP..STEP_TEST).contains(&s.due.as_secs_f64()))
@@ -511,11 +698,53 @@ impl Bench<'_> {
         let base_p99 = report::percentile(&report::latencies(&base, 200), 0.99);
         let windows = report::windows(&sent, 1.0, 2.0 * STEP_TEST);
         let recovery = base_p99.and_then(|p99| report::recovery(&windows, STEP_TEST, 3.0 * p99));
-        StepTest {
+        Ok(StepTest {
             mode,
             base_p99,
             windows,
             recovery,
-        }
+        })
+    }
+
+    /// 0.25x with a quiet spell, and bursts of [`BURST`] searches at once to the first
+    /// front end: how many of them, and of all searches, were answered 429.
+    fn burst_test(&self, mode: Mode, rate: f64) -> Result<BurstTest, String> {
+        let phases = [
+            Phase {
+                rate: rate * 0.25,
+                seconds: QUIET.0,
+            },
+            Phase {
+                rate: 0.0,
+                seconds: QUIET.1 - QUIET.0,
+            },
+            Phase {
+                rate: rate * 0.25,
+                seconds: BURST_TEST - QUIET.1,
+            },
+        ];
+        let bursts = BURSTS.map(|at| generator::Burst {
+            at,
+            count: BURST,
+            front_end: 0,
+        });
+        let (sent, started_at) = self.offer(mode, &phases, &bursts, &[], 55)?;
+        let rejected =
+            |s: &&generator::Sent| matches!(s.outcome, generator::Outcome::Answered(429, _));
+        let cpu_max = self
+            .cpu
+            .all()
+            .iter()
+            .filter(|(at, _)| (started_at..started_at + BURST_TEST).contains(at))
+            .map(|(_, cpu)| f64::from(*cpu))
+            .fold(0.0, f64::max);
+        Ok(BurstTest {
+            mode,
+            burst_due: sent.iter().filter(|s| s.burst).count(),
+            burst_rejected: sent.iter().filter(|s| s.burst).filter(rejected).count(),
+            due: sent.len(),
+            rejected: sent.iter().filter(rejected).count(),
+            cpu_max,
+        })
     }
 }

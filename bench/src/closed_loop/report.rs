@@ -26,6 +26,10 @@ pub struct Step {
     pub cpu_mean: f64,
     /// Documents the crawler indexed per second over the measured part.
     pub indexed_per_s: f64,
+    /// Front ends the load was split among.
+    pub front_ends: usize,
+    /// Their demand shares (equal when empty).
+    pub weights: Vec<f64>,
 }
 
 /// A step's numbers.
@@ -87,6 +91,37 @@ pub fn latencies(sent: &[Sent], status: u16) -> Vec<Duration> {
 }
 
 impl Step {
+    /// Jain's fairness index of what each front end got admitted (answered 200) relative to
+    /// its demand (searches due there); `None` with one front end.
+    #[must_use]
+    pub fn fairness(&self) -> Option<f64> {
+        if self.front_ends < 2 {
+            return None;
+        }
+        let shares: Vec<f64> = (0..self.front_ends)
+            .filter_map(|front_end| {
+                let due = self
+                    .sent
+                    .iter()
+                    .filter(|s| s.front_end == front_end)
+                    .count();
+                let admitted = self
+                    .sent
+                    .iter()
+                    .filter(|s| s.front_end == front_end)
+                    .filter(|s| matches!(s.outcome, Outcome::Answered(200, _)))
+                    .count();
+                (due > 0).then(|| admitted as f64 / due as f64)
+            })
+            .collect();
+        let sum: f64 = shares.iter().sum();
+        let squares: f64 = shares.iter().map(|x| x * x).sum();
+        if squares == 0.0 {
+            return Some(1.0);
+        }
+        Some(sum * sum / (shares.len() as f64 * squares))
+    }
+
     /// The step's numbers; goodput counts answers within `slo`.
     #[must_use]
     pub fn summary(&self, slo: Duration) -> Summary {
@@ -138,7 +173,9 @@ impl Step {
             "p50_ms": s.p50, "p99_ms": s.p99, "p999_ms": s.p999,
             "rejected_p99_ms": s.rejected_p99,
             "served_per_s": s.served_per_s, "goodput_per_s": s.goodput_per_s,
-            "shed": s.shed, "cpu_mean": self.cpu_mean, "indexed_per_s": self.indexed_per_s,
+            "shed": s.shed, "cpu_mean": self.cpu_mean,
+            "front_ends": self.front_ends, "weights": self.weights,
+            "jain": self.fairness(),
         })
     }
 }
@@ -197,14 +234,14 @@ fn ms(value: Option<f64>) -> String {
 #[must_use]
 pub fn step_table(steps: &[Step], slo: Duration) -> String {
     let mut out = String::from(
-        "| mode | factor | offered/s | served/s | goodput/s | shed | p50 ms | p99 ms | p99.9 ms | 429 p99 ms | 5xx | failed | dropped | cluster CPU % | indexed docs/s |\n\
+        "| mode | factor | offered/s | served/s | goodput/s | shed | p50 ms | p99 ms | p99.9 ms | 429 p99 ms | 5xx | failed | dropped | cluster CPU % | Jain |\n\
          |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for step in steps {
         let s = step.summary(slo);
         let _ = writeln!(
             out,
-            "| {} | {:.2}x | {:.0} | {:.0} | {:.0} | {:.1} % | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} |",
+            "| {} | {:.2}x | {:.0} | {:.0} | {:.0} | {:.1} % | {} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
             step.mode,
             step.factor,
             step.offered,
@@ -219,7 +256,8 @@ pub fn step_table(steps: &[Step], slo: Duration) -> String {
             s.failed,
             s.dropped,
             step.cpu_mean,
-            step.indexed_per_s,
+            step.fairness()
+                .map_or("-".to_owned(), |j| format!("{j:.3}")),
         );
     }
     out
@@ -241,23 +279,39 @@ pub struct Goals {
     pub rejected: Option<f64>,
     /// The share shed at 0.25x and at 0.5x.
     pub shed: [Option<f64>; 2],
+    /// Jain's index at 2x and 3x, equal demand (`None` with one front end).
+    pub fairness: [Option<f64>; 2],
+    /// Jain's index at 2x and 3x, one front end with five times each other's demand.
+    pub fairness_skewed: [Option<f64>; 2],
+    /// The share of the burst test's burst searches answered 429.
+    pub burst_shed: Option<f64>,
+    /// The share of all the burst test's searches answered 429.
+    pub burst_test_shed: Option<f64>,
 }
 
 impl Goals {
-    /// The goals of `mode` from its `steps` and its step test's recovery.
+    /// The goals of `mode` from its `steps` and its step test's recovery; goodput over
+    /// `best`, the run's best goodput of any mode and step.
     #[must_use]
-    pub fn of(mode: &str, steps: &[Step], slo: Duration, recovery: Option<f64>) -> Goals {
+    pub fn of(
+        mode: &str,
+        steps: &[Step],
+        slo: Duration,
+        recovery: Option<f64>,
+        best: f64,
+    ) -> Goals {
         let at = |factor: f64| {
             steps
                 .iter()
                 .find(|s| s.mode == mode && (s.factor - factor).abs() < 1e-9)
                 .map(|s| s.summary(slo))
         };
-        let peak = steps
-            .iter()
-            .filter(|s| s.mode == mode)
-            .map(|s| s.summary(slo).goodput_per_s)
-            .fold(0.0, f64::max);
+        let peak = best;
+        let step_at = |factor: f64| {
+            steps
+                .iter()
+                .find(|s| s.mode == mode && (s.factor - factor).abs() < 1e-9)
+        };
         let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (Some(a), Some(b)) if b > 0.0 => Some(a / b),
             _ => None,
@@ -276,6 +330,10 @@ impl Goals {
             recovery,
             rejected: ratio(worst_429, half_p50),
             shed: [at(0.25), half].map(|s| s.map(|s| s.shed)),
+            fairness: [2.0, 3.0].map(|factor| step_at(factor).and_then(Step::fairness)),
+            fairness_skewed: [None, None],
+            burst_shed: None,
+            burst_test_shed: None,
         }
     }
 
@@ -288,13 +346,17 @@ impl Goals {
             "p999_3x_over_p99_half": self.p999, "recovery_s": self.recovery,
             "rejected_p99_over_p50_half": self.rejected,
             "shed_quarter": self.shed[0], "shed_half": self.shed[1],
+            "jain_2x": self.fairness[0], "jain_3x": self.fairness[1],
+            "jain_skewed_2x": self.fairness_skewed[0], "jain_skewed_3x": self.fairness_skewed[1],
+            "burst_shed": self.burst_shed, "burst_test_shed": self.burst_test_shed,
         })
     }
 }
 
-/// The goals table: one column per mode, the goal in the last.
+/// The goals table: one column per mode, the goal in the last; the fairness rows with
+/// more than one front end (`fleet`).
 #[must_use]
-pub fn goal_table(modes: &[(&str, Goals)]) -> String {
+pub fn goal_table(modes: &[(&str, Goals)], fleet: bool) -> String {
     fn ratio(v: Option<f64>) -> String {
         v.map_or("-".to_owned(), |v| format!("{v:.2}"))
     }
@@ -304,8 +366,11 @@ pub fn goal_table(modes: &[(&str, Goals)]) -> String {
     fn seconds(v: Option<f64>) -> String {
         v.map_or("not within 20 s".to_owned(), |v| format!("{v:.0} s"))
     }
+    fn jain(v: Option<f64>) -> String {
+        v.map_or("-".to_owned(), |v| format!("{v:.3}"))
+    }
     type Cell = fn(&Goals) -> String;
-    let rows: [(&str, &str, Cell); 9] = [
+    let rows: [(&str, &str, Cell); 15] = [
         ("goodput at 2x / peak goodput", ">= 0.9", |g| {
             ratio(g.goodput[0])
         }),
@@ -331,7 +396,33 @@ pub fn goal_table(modes: &[(&str, Goals)]) -> String {
         }),
         ("shed at 0.25x", "0", |g| share(g.shed[0])),
         ("shed at 0.5x", "0", |g| share(g.shed[1])),
+        ("bursts of 100 at 0.25x: burst searches shed", "0", |g| {
+            share(g.burst_shed)
+        }),
+        ("burst test: all searches shed", "0", |g| {
+            share(g.burst_test_shed)
+        }),
+        ("Jain's index at 2x, equal demand", ">= 0.95", |g| {
+            jain(g.fairness[0])
+        }),
+        ("Jain's index at 3x, equal demand", ">= 0.95", |g| {
+            jain(g.fairness[1])
+        }),
+        (
+            "Jain's index at 2x, skewed demand (5 : 1)",
+            ">= 0.95",
+            |g| jain(g.fairness_skewed[0]),
+        ),
+        (
+            "Jain's index at 3x, skewed demand (5 : 1)",
+            ">= 0.95",
+            |g| jain(g.fairness_skewed[1]),
+        ),
     ];
+    let rows: Vec<_> = rows
+        .into_iter()
+        .filter(|(name, _, _)| fleet || !name.starts_with("Jain"))
+        .collect();
     let mut out = String::from("| measure |");
     for (mode, _) in modes {
         let _ = write!(out, " {mode} |");
@@ -359,6 +450,8 @@ mod tests {
         Sent {
             due: Duration::from_secs_f64(due_s),
             outcome: Outcome::Answered(status, Duration::from_millis(ms)),
+            front_end: 0,
+            burst: false,
         }
     }
 
@@ -378,6 +471,8 @@ mod tests {
         list.push(Sent {
             due: Duration::from_millis(500),
             outcome: Outcome::Dropped,
+            front_end: 0,
+            burst: false,
         });
         let step = Step {
             mode: "limit",
@@ -388,6 +483,8 @@ mod tests {
             sent: list,
             cpu_mean: 50.0,
             indexed_per_s: 0.0,
+            front_ends: 1,
+            weights: Vec::new(),
         };
         let s = step.summary(Duration::from_millis(10));
         assert_eq!(
@@ -423,6 +520,36 @@ mod tests {
         let list = vec![sent(0.5, 200, 5), sent(1.5, 200, 7), sent(1.6, 429, 1)];
         let w = windows_of(&list);
         assert_eq!(w, vec![(0.0, Some(5.0), 1), (1.0, Some(7.0), 2)]);
+    }
+
+    #[test]
+    fn jain_counts_what_each_front_end_got_admitted_of_its_demand() {
+        let mut list = Vec::new();
+        // Front end 0: 4 due, 2 admitted; front end 1: 2 due, 1 admitted: equal shares.
+        for (front_end, status) in [(0, 200), (0, 200), (0, 429), (0, 429), (1, 200), (1, 429)] {
+            list.push(Sent {
+                front_end,
+                ..sent(0.1, status, 5)
+            });
+        }
+        let mut step = Step {
+            mode: "limit",
+            factor: 2.0,
+            offered: 6.0,
+            seconds: 1.0,
+            started_at: 0.0,
+            sent: list,
+            cpu_mean: 90.0,
+            indexed_per_s: 0.0,
+            front_ends: 2,
+            weights: vec![2.0, 1.0],
+        };
+        assert_eq!(step.fairness(), Some(1.0));
+        // Front end 1 now gets nothing admitted: shares 0.5 and 0, index 0.5.
+        step.sent[4].outcome = Outcome::Answered(429, Duration::from_millis(1));
+        assert_eq!(step.fairness(), Some(0.5));
+        step.front_ends = 1;
+        assert_eq!(step.fairness(), None);
     }
 
     fn windows_of(list: &[Sent]) -> Vec<(f64, Option<f64>, usize)> {

@@ -29,11 +29,13 @@ pub enum Mode {
     Ewma,
     /// `load.control.admission=limit`: the poll arms an in-flight cap.
     Limit,
+    /// The peer: congestion-limiter's Vegas decides (`--peer-limiter vegas`).
+    Vegas,
 }
 
 impl Mode {
     /// The modes compared, in the order of the first factor (rotated for each next one).
-    pub const COMPARED: [Mode; 3] = [Mode::Fess, Mode::Ewma, Mode::Limit];
+    pub const COMPARED: [Mode; 3] = [Mode::Fess, Mode::Limit, Mode::Vegas];
 
     /// The name in the tables and `results.json`.
     #[must_use]
@@ -43,6 +45,25 @@ impl Mode {
             Mode::Fess => "fess",
             Mode::Ewma => "ewma",
             Mode::Limit => "limit",
+            Mode::Vegas => "vegas",
+        }
+    }
+
+    /// The mode named `name`.
+    #[must_use]
+    pub fn named(name: &str) -> Option<Mode> {
+        [Mode::Off, Mode::Fess, Mode::Ewma, Mode::Limit, Mode::Vegas]
+            .into_iter()
+            .find(|mode| mode.name() == name)
+    }
+
+    /// The server's arguments for this mode besides its settings: the peer's limiter.
+    #[must_use]
+    pub fn args(self) -> &'static [&'static str] {
+        if self == Mode::Vegas {
+            &["--peer-limiter", "vegas"]
+        } else {
+            &[]
         }
     }
 
@@ -87,6 +108,41 @@ impl Mode {
     }
 }
 
+/// A fleet of `search-server`s on one cluster, all in one mode, each its own process.
+#[derive(Debug)]
+pub struct Fleet {
+    /// The servers.
+    pub servers: Vec<Server>,
+    /// The mode they run in.
+    pub mode: Mode,
+}
+
+impl Fleet {
+    /// Starts `n` servers in `mode`, crawlers off (see [`Server::start_as`]).
+    ///
+    /// # Errors
+    ///
+    /// A server does not start (the others are stopped).
+    pub fn start(
+        binary: &str,
+        cluster: &str,
+        index: &str,
+        n: usize,
+        mode: Mode,
+    ) -> Result<Fleet, String> {
+        let servers = (0..n)
+            .map(|id| Server::start_as(binary, cluster, index, 1, mode, false, id))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Fleet { servers, mode })
+    }
+
+    /// The servers' addresses.
+    #[must_use]
+    pub fn addrs(&self) -> Vec<SocketAddr> {
+        self.servers.iter().map(|server| server.addr).collect()
+    }
+}
+
 /// A running `search-server`, killed when dropped.
 #[derive(Debug)]
 pub struct Server {
@@ -118,12 +174,41 @@ impl Server {
         index: &str,
         corpus: usize,
     ) -> Result<Server, String> {
-        let config =
-            std::env::temp_dir().join(format!("closed-loop-{}.properties", std::process::id()));
-        write(&config, &Mode::Off.properties(cluster))?;
+        Server::start_as(binary, cluster, index, corpus, Mode::Off, true, 0)
+    }
+
+    /// Starts `binary` on `cluster` in `mode`, searching `index`; the crawler re-indexes the
+    /// first `corpus` documents when `crawler` is on, and is off (background work quiet)
+    /// otherwise. `id` tells apart the configuration files of a fleet's servers.
+    ///
+    /// # Errors
+    ///
+    /// The configuration cannot be written or the server does not start.
+    pub fn start_as(
+        binary: &str,
+        cluster: &str,
+        index: &str,
+        corpus: usize,
+        mode: Mode,
+        crawler: bool,
+        id: usize,
+    ) -> Result<Server, String> {
+        let config = std::env::temp_dir().join(format!(
+            "closed-loop-{}-{id}.properties",
+            std::process::id()
+        ));
+        write(&config, &mode.properties(cluster))?;
         let corpus = corpus.to_string();
-        let (child, addr) =
-            crate::spawn_search_server(binary, &config, &["--index", index, "--corpus", &corpus])?;
+        let mut args = vec![
+            "--index",
+            index,
+            "--corpus",
+            &corpus,
+            "--crawler",
+            if crawler { "on" } else { "off" },
+        ];
+        args.extend(mode.args());
+        let (child, addr) = crate::spawn_search_server(binary, &config, &args)?;
         Ok(Server {
             child,
             addr,

@@ -45,12 +45,24 @@ impl<R: Runtime + Default> App<R> {
                     "web": stats.admission.armed_web,
                     "api": stats.admission.armed_api,
                 },
-                "cap": stats.admission.cap,
-                "ceiling": stats.admission.ceiling,
+                "cap": f64::from(stats.admission.cap_hundredths) / 100.0,
+                "ceiling": (stats.admission.ceiling != u32::MAX).then_some(stats.admission.ceiling),
                 "cap_learned": stats.admission.learned,
                 "in_flight": stats.admission.in_flight,
                 "completed": stats.admission.completed,
                 "admitted_share_last_poll": self.admitted_share(),
+                "flood": {
+                    "bounded": stats.admission.flooding,
+                    "refused": stats.admission.rejected_flood,
+                },
+                "fleet": {
+                    "refused_share_percent": stats.admission.refused_percent,
+                    "cluster_search_pool": stats.admission.search_pool.map(|pool| json!({
+                        "threads": pool.threads,
+                        "active": pool.active,
+                        "queue": pool.queue,
+                    })),
+                },
             },
             "mode": match stats.settings.mode {
                 Mode::Enforce => "enforce",

@@ -19,6 +19,10 @@ impl<R: Runtime + Default> App<R> {
     /// corpus (creating the index first if missing; after the last document it starts over,
     /// re-indexing); single-box, it only counts.
     pub async fn crawl(&self) {
+        if !self.crawler {
+            log::info!("The crawler is off (--crawler off): background work is quiet");
+            return;
+        }
         let work = async {
             let mut next = 0;
             // The index is created at start, before the first pass of the gate.

@@ -55,6 +55,9 @@ pub struct App<R: Runtime + Default> {
     index_errors: AtomicU64,
     search_failures: FailureLog,
     stop: Stop,
+    crawler: bool,
+    /// `--peer-limiter`: decides instead of the limit mode (benchmarks only).
+    peer: Option<crate::peer::Peer>,
 }
 
 /// What the demo does beyond load control: which index it searches and fills, and how
@@ -68,6 +71,11 @@ pub struct DemoOptions {
     /// Where searches run (`--search`): on the cluster when one is configured (the
     /// default), or on the built-in documents, with the cluster only polled for its CPU.
     pub search: SearchMode,
+    /// Whether the crawler runs (`--crawler on|off`, default on): off, background work is
+    /// quiet (the closed loop's light-load baseline is then the cluster's own).
+    pub crawler: bool,
+    /// A peer's admission law instead of the limit mode (`--peer-limiter`, benchmarks only).
+    pub peer: Option<crate::peer::PeerLaw>,
 }
 
 /// Where the demo's searches run.
@@ -89,6 +97,8 @@ impl Default for DemoOptions {
             index: DEFAULT_INDEX.to_owned(),
             corpus: DEFAULT_DOCUMENTS,
             search: SearchMode::Cluster,
+            crawler: true,
+            peer: None,
         }
     }
 }
@@ -154,13 +164,22 @@ impl<R: Runtime + Default> App<R> {
             }
             _ => None,
         };
-        Ok(Self::build(
+        let peer = options.peer.map(crate::peer::Peer::new).transpose()?;
+        let app = Self::build(
             config,
             cluster,
             background,
             search,
             Corpus::new(options.corpus),
-        ))
+        );
+        match Arc::try_unwrap(app) {
+            Ok(mut app) => {
+                app.crawler = options.crawler;
+                app.peer = peer;
+                Ok(Arc::new(app))
+            }
+            Err(app) => Ok(app),
+        }
     }
 
     /// The application with explicit sources (tests use scripted ones).
@@ -197,6 +216,8 @@ impl<R: Runtime + Default> App<R> {
             index_errors: AtomicU64::new(0),
             search_failures: FailureLog::default(),
             stop: Stop::new(),
+            crawler: true,
+            peer: None,
         })
     }
 
@@ -291,14 +312,31 @@ impl<R: Runtime + Default> App<R> {
         let query = uri.query().unwrap_or_default();
         let target = uri.path_and_query().map_or("/", |target| target.as_str());
         // Monitoring must keep working under overload: it is served before load control.
-        let (routed, permit) = if path == "/metrics" {
-            (self.route(path, query), None)
+        let (routed, permit, token) = if path == "/metrics" {
+            (self.route(path, query), None, None)
+        } else if let Some(peer) = &self.peer {
+            // Benchmarks only: the peer's limiter decides for controlled requests.
+            let static_files = self.guard.control().static_files();
+            match load_smol::load_core::classify_with(target, static_files) {
+                load_smol::Route::Excluded => (self.route(path, query), None, None),
+                // A target read as either class is answered as a web request.
+                route => match peer.try_acquire() {
+                    Some(token) => (self.route(path, query), None, Some(token)),
+                    None => (
+                        Routed::Ready(self.guard.busy_http_response(route)),
+                        None,
+                        None,
+                    ),
+                },
+            }
         } else {
             match self.guard.admit(target) {
-                Admission::Admitted(permit) => (self.route(path, query), Some(permit)),
-                Admission::Rejected(route) => {
-                    (Routed::Ready(self.guard.busy_http_response(route)), None)
-                }
+                Admission::Admitted(permit) => (self.route(path, query), Some(permit), None),
+                Admission::Rejected(route) => (
+                    Routed::Ready(self.guard.busy_http_response(route)),
+                    None,
+                    None,
+                ),
             }
         };
         async move {
@@ -311,6 +349,8 @@ impl<R: Runtime + Default> App<R> {
                     {
                         permit.abandon();
                     }
+                    // (A peer's token dropped here is released without a sample.)
+                    drop(token);
                     response
                 }
                 Routed::Search { search, api, query } => {
@@ -319,6 +359,9 @@ impl<R: Runtime + Default> App<R> {
                     let response = self.searched(search, api, &query).await;
                     if let Some(pending) = &mut pending {
                         pending.complete(); // the answer is complete
+                    }
+                    if let Some(token) = token {
+                        token.complete();
                     }
                     response
                 }
