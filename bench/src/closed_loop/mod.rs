@@ -391,6 +391,18 @@ fn log_step(step: &Step) {
         step.cpu_mean,
         step.fairness()
     );
+    for (i, state) in step.servers.iter().enumerate() {
+        let admission = &state["admission"];
+        if admission["mode"] == "limit" {
+            eprintln!(
+                "  front end {i}: refused by the CPU {}, by the flood bound {}; cap {}, armed {}",
+                state["rejected_web"],
+                admission["flood"]["refused"],
+                admission["cap"],
+                admission["armed"]["web"]
+            );
+        }
+    }
 }
 
 /// Past the run's bound, an error.
@@ -539,6 +551,23 @@ impl StepTest {
     }
 }
 
+/// What [`Bench::offer`] gives: the requests sent, when the load started, and each
+/// server's state at the end.
+type Offered = (Vec<generator::Sent>, f64, Vec<Value>);
+
+/// What a server said of itself at the end of a step (`/admin/stats`): its rejections by
+/// the CPU (web, API), and in limit mode the admission state (armed, cap, flood bound and
+/// its refusals, the last search pool seen); `null` if it did not answer.
+fn server_state(server: &server::Server) -> Value {
+    server.stats().map_or(Value::Null, |stats| {
+        json!({
+            "rejected_web": stats["rejected_web"],
+            "rejected_api": stats["rejected_api"],
+            "admission": stats["admission"],
+        })
+    })
+}
+
 /// A burst test's result: the burst searches and all searches, due and answered 429.
 struct BurstTest {
     mode: Mode,
@@ -561,7 +590,8 @@ impl BurstTest {
 
 impl Bench<'_> {
     /// Offers `load` to a fleet of fresh servers in `mode`, waiting `SETTLE` after they
-    /// start; returns what was sent and when the load started (seconds since the origin).
+    /// start; returns what was sent, when the load started (seconds since the origin) and
+    /// what each server said of itself at the end (see [`server_state`]).
     fn offer(
         &self,
         mode: Mode,
@@ -569,7 +599,7 @@ impl Bench<'_> {
         bursts: &[generator::Burst],
         weights: &[f64],
         seed: u64,
-    ) -> Result<(Vec<generator::Sent>, f64), String> {
+    ) -> Result<Offered, String> {
         let fleet = Fleet::start(self.binary, self.cluster, INDEX, self.front_ends, mode)?;
         std::thread::sleep(SETTLE);
         let addrs = fleet.addrs();
@@ -580,8 +610,9 @@ impl Bench<'_> {
             ..generator::Load::on(&addrs, phases, seed)
         };
         let sent = generator::offer_load(self.queries, &load);
+        let states = fleet.servers.iter().map(server_state).collect();
         drop(fleet);
-        Ok((sent, started_at))
+        Ok((sent, started_at, states))
     }
 
     /// One step: `rate` for `seconds` on a fresh fleet in `mode`, the first `warmup` left
@@ -597,7 +628,7 @@ impl Bench<'_> {
         seed: u64,
         weights: &[f64],
     ) -> Result<Step, String> {
-        let (sent, started_at) =
+        let (sent, started_at, servers) =
             self.offer(mode, &[Phase { rate, seconds }], &[], weights, seed)?;
         let measured = seconds - warmup;
         Ok(Step {
@@ -614,6 +645,7 @@ impl Bench<'_> {
             indexed_per_s: 0.0,
             front_ends: self.front_ends,
             weights: weights.to_vec(),
+            servers,
         })
     }
 
@@ -702,7 +734,7 @@ impl Bench<'_> {
                 seconds: STEP_TEST,
             },
         ];
-        let (sent, _) = self.offer(mode, &phases, &[], &[], 77)?;
+        let (sent, _, _) = self.offer(mode, &phases, &[], &[], 77)?;
         let base: Vec<_> = sent
             .iter()
             .filter(|s| (STEP_TEST_WARMUP..STEP_TEST).contains(&s.due.as_secs_f64()))
@@ -741,7 +773,7 @@ impl Bench<'_> {
             count: BURST,
             front_end: 0,
         });
-        let (sent, started_at) = self.offer(mode, &phases, &bursts, &[], 55)?;
+        let (sent, started_at, _) = self.offer(mode, &phases, &bursts, &[], 55)?;
         let rejected =
             |s: &&generator::Sent| matches!(s.outcome, generator::Outcome::Answered(429, _));
         let cpu_max = self

@@ -30,6 +30,8 @@ pub struct Step {
     pub front_ends: usize,
     /// Their demand shares (equal when empty).
     pub weights: Vec<f64>,
+    /// What each server said of itself at the end (`/admin/stats`, reduced).
+    pub servers: Vec<Value>,
 }
 
 /// A step's numbers.
@@ -176,6 +178,7 @@ impl Step {
             "shed": s.shed, "cpu_mean": self.cpu_mean,
             "front_ends": self.front_ends, "weights": self.weights,
             "jain": self.fairness(),
+            "servers": self.servers,
         })
     }
 }
@@ -485,6 +488,7 @@ mod tests {
             indexed_per_s: 0.0,
             front_ends: 1,
             weights: Vec::new(),
+            servers: Vec::new(),
         };
         let s = step.summary(Duration::from_millis(10));
         assert_eq!(
@@ -543,6 +547,7 @@ mod tests {
             indexed_per_s: 0.0,
             front_ends: 2,
             weights: vec![2.0, 1.0],
+            servers: Vec::new(),
         };
         assert_eq!(step.fairness(), Some(1.0));
         // Front end 1 now gets nothing admitted: shares 0.5 and 0, index 0.5.

@@ -45,11 +45,17 @@ fn probing(now: Instant) -> bool {
 #[inline]
 pub(crate) const fn ceiling(cap: u32) -> u32 {
     let twice = cap.saturating_mul(CEILING_FACTOR);
-    // 3 sqrt(x) = sqrt(9 x), rounded up.
-    let nine = twice.saturating_mul(9);
+    twice.saturating_add(deviations(twice))
+}
+
+/// Three standard deviations of a Poisson count of mean `mean`, rounded up:
+/// `ceil(3 sqrt(mean))`.
+#[inline]
+const fn deviations(mean: u32) -> u32 {
+    // 3 sqrt(x) = sqrt(9 x).
+    let nine = mean.saturating_mul(9);
     let root = nine.isqrt();
-    let slack = if root * root < nine { root + 1 } else { root };
-    twice.saturating_add(slack)
+    if root * root < nine { root + 1 } else { root }
 }
 
 /// What the last poll told the fleet law, for the stats.
@@ -85,9 +91,14 @@ pub(crate) struct Limiter {
     /// it has grown.
     last_inflight: AtomicU32,
     growing: AtomicU32,
-    /// The bucket the flood bound holds until (0: never engaged), and whether it holds.
+    /// The bucket the flood bound holds until (0: never engaged), whether it holds, and
+    /// the in-flight count it last engaged at.
     flood_until: AtomicU32,
     flood: AtomicU32,
+    flood_held: AtomicU32,
+    /// Whether the last poll found a class bounded (armed, or a flood bound): the first
+    /// bounded poll after an unbounded one is where the cap starts.
+    bounded: AtomicU32,
     /// The last poll's search pool (threads, active, queue; `u32::MAX` threads: none) and
     /// refused share.
     pool: [AtomicU32; 3],
@@ -112,6 +123,8 @@ impl Limiter {
             growing: AtomicU32::new(0),
             flood_until: AtomicU32::new(0),
             flood: AtomicU32::new(0),
+            flood_held: AtomicU32::new(0),
+            bounded: AtomicU32::new(0),
             pool: [
                 AtomicU32::new(u32::MAX),
                 AtomicU32::new(0),
@@ -155,6 +168,11 @@ impl Limiter {
         } else {
             cap
         }
+    }
+
+    /// The in-flight count the flood bound last engaged at (0: never).
+    pub(crate) fn flood_engaged_at(&self) -> u32 {
+        self.flood_held.load(Ordering::Relaxed)
     }
 
     /// Whether the flood bound is engaged.
@@ -232,9 +250,9 @@ impl Limiter {
     /// initial cap, and an empty window (no completion for a second) starts over from it,
     /// so that a step in load after a quiet spell meets the cold start's bound.
     ///
-    /// A flood: the in-flight count grew at each of the last [`FLOOD_BUCKETS`] buckets, by
-    /// more than noise, and is above the ceiling of the cap. A burst does not: it arrives at
-    /// once and then drains.
+    /// A flood, while disarmed (armed, the cap bounds the class already): the in-flight
+    /// count grew at each of the last [`FLOOD_BUCKETS`] buckets, by more than noise, and is
+    /// above the ceiling of the cap. A burst does not: it arrives at once and then drains.
     fn learn(&self, now: Instant, armed: bool) {
         let known = self.pool_known();
         let bounded = armed || self.flooding();
@@ -272,7 +290,11 @@ impl Limiter {
             self.growing.store(0, Ordering::Relaxed);
             0
         };
-        if growing >= FLOOD_BUCKETS && held > ceiling(cap) {
+        // Armed, the class is bounded already: a flood is what the CPU has not seen yet.
+        if !armed && growing >= FLOOD_BUCKETS && held > ceiling(cap) {
+            if !self.flooding() {
+                self.flood_held.store(held, Ordering::Relaxed);
+            }
             self.flood_until
                 .store(epoch.wrapping_add(FLOOD_HOLD), Ordering::Relaxed);
         }
@@ -313,8 +335,23 @@ impl Limiter {
         self.pool[0].store(pool.threads.min(u32::MAX - 1), Ordering::Relaxed);
         self.pool[1].store(pool.active, Ordering::Relaxed);
         self.pool[2].store(pool.queue, Ordering::Relaxed);
-        if !(bounded || self.flooding()) {
+        let bounded = bounded || self.flooding();
+        let was_bounded = self.bounded.swap(u32::from(bounded), Ordering::Relaxed) != 0;
+        if !bounded {
             return;
+        }
+        if !was_bounded && pool.queue == 0 {
+            // Armed with no queue at the busiest node: the CPU crossed the threshold, the
+            // search pool keeps up. The cap the completions gave is their mean in flight;
+            // it starts three deviations of a Poisson count above, so that the arrivals
+            // that kept up so far still fit (without, a light load armed by a noisy CPU
+            // reading is shed at its own mean), and the queue brings it down if it builds.
+            let fine = self.fine.load(Ordering::Relaxed);
+            let cap = (fine >> 8).max(1);
+            self.fine.store(
+                fine.saturating_add(deviations(cap).saturating_mul(256)),
+                Ordering::Relaxed,
+            );
         }
         let threads = f64::from(pool.threads.max(1));
         let idle = ((threads - f64::from(pool.active)) / threads).clamp(0.0, 1.0);
@@ -483,8 +520,13 @@ mod tests {
         let limiter = Limiter::new(10);
         limiter.on_poll(true, pool(16, 16, 0));
         assert!(limiter.pool_known());
-        assert_eq!(limiter.cap_hundredths(), 1000, "nothing refused, no queue");
-        // Half the demand refused, the pool busy without a queue: x 1.5, within 1.4.
+        assert_eq!(
+            limiter.cap_hundredths(),
+            2000,
+            "armed without a queue: 10 + ceil(3 sqrt 10), then nothing refused, no queue"
+        );
+        // The completions find no estimate in the window yet: the cap starts over from the
+        // initial one. Half the demand refused, the pool busy without a queue: x 1.5, within 1.4.
         for _ in 0..10 {
             limiter.refuse();
             limiter.enter();
@@ -526,6 +568,30 @@ mod tests {
         limiter.on_poll(true, None);
         assert!(!limiter.pool_known());
         assert_eq!(limiter.reading().pool, None);
+    }
+
+    /// Armed with no queue at the busiest node (a CPU reading over the threshold while the
+    /// search pool keeps up), the cap starts three deviations of a Poisson count above the
+    /// completions' mean in flight; armed with a queue, at that mean. Each arming starts
+    /// over, and a flood bound is an arming too.
+    #[test]
+    fn armed_without_a_queue_the_cap_starts_with_room_for_the_arrivals_that_fit() {
+        let limiter = Limiter::new(4);
+        limiter.on_poll(false, pool(8, 1, 0));
+        assert_eq!(limiter.cap_hundredths(), 400, "disarmed: left alone");
+        limiter.on_poll(true, pool(8, 1, 0));
+        assert_eq!(limiter.cap_hundredths(), 1000, "4 + ceil(3 sqrt 4)");
+        limiter.on_poll(true, pool(8, 1, 0));
+        assert_eq!(limiter.cap_hundredths(), 1000, "once per arming");
+        limiter.on_poll(false, pool(8, 1, 0));
+        limiter.fine.store(4 * 256, Ordering::Relaxed);
+        // Armed with a queue of 1 on 8 threads: 1 - 0.7 / 8, no headroom.
+        limiter.on_poll(true, pool(8, 8, 1));
+        assert_eq!(limiter.cap_hundredths(), 364);
+        limiter.on_poll(false, pool(8, 1, 0));
+        limiter.fine.store(256, Ordering::Relaxed);
+        limiter.on_poll(true, pool(8, 1, 0));
+        assert_eq!(limiter.cap_hundredths(), 400, "1 + ceil(3 sqrt 1)");
     }
 
     /// A fraction of a request is one more request that share of the time: the first

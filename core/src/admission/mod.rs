@@ -296,6 +296,8 @@ pub struct AdmissionStats {
     /// cluster's completions support while no class was armed, so the cap applies for a
     /// few seconds as if armed.
     pub flooding: bool,
+    /// The in-flight count the flood bound last engaged at (0: never engaged).
+    pub flood_engaged_at: u32,
     /// Requests refused by the flood bound in all (wrapping); counted apart from the
     /// CPU's rejections ([`LoadControl::rejected`]).
     pub rejected_flood: u32,

@@ -506,6 +506,7 @@ impl LoadControl {
             in_flight: self.limiter.in_flight(),
             completed: self.limiter.completed(),
             flooding: self.limiter.flooding(),
+            flood_engaged_at: self.limiter.flood_engaged_at(),
             rejected_flood: self.rejected.flood(),
             search_pool: reading.pool,
             refused_percent: reading.refused_percent,

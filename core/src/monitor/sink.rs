@@ -235,13 +235,14 @@ fn log_limited(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
 fn log_flood(control: &LoadControl, (before, now): (bool, bool), refused: u32) {
     let cpu = control.cpu().map_or(0, CpuPercent::get);
     let admission = control.admission();
-    let in_flight = admission.in_flight;
+    let engaged_at = admission.flood_engaged_at;
     let cap = admission.cap;
     match (before, now) {
         (false, true) => log::warn!(
-            "Load control: flood bound engaged: {in_flight} request(s) in flight and growing \
-             above what the cluster's completions support, while the CPU ({cpu}%) is below \
-             the thresholds; admitting up to the in-flight cap {cap} until it stops"
+            "Load control: flood bound engaged: the in-flight count grew to {engaged_at} \
+             request(s), faster than the cluster's completions support, while the CPU \
+             ({cpu}%) was below the thresholds; admitting up to the in-flight cap {cap} until \
+             it stops"
         ),
         (true, false) => log::info!("Load control: flood bound released (cpu={cpu}%)"),
         _ => {}

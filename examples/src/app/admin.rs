@@ -54,6 +54,7 @@ impl<R: Runtime + Default> App<R> {
                 "flood": {
                     "bounded": stats.admission.flooding,
                     "refused": stats.admission.rejected_flood,
+                    "engaged_at_in_flight": stats.admission.flood_engaged_at,
                 },
                 "fleet": {
                     "refused_share_percent": stats.admission.refused_percent,
