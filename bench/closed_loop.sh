@@ -6,7 +6,7 @@
 # limit mode and the peer (congestion-limiter's Vegas), alternating; with two front ends also
 # skewed demand; then a 0.5x -> 2x step test and a burst test per mode. For each workload
 # (uniform: 3-word searches; mixed: 70 % two-word, 30 % eight-word) and each fleet size in
-# LOAD_FRONT_ENDS (default "1 2"). Loopback only, every step bounded; about 12 minutes per
+# LOAD_FRONT_ENDS (default "1 2"; LOAD_WORKLOADS picks workloads). Loopback only, every step bounded; about 12 minutes per
 # workload and fleet size after the build.
 #
 #   bash bench/closed_loop.sh            # full run: tables, results.json and PNG plots in bench/closed-loop/<workload>-<n>fe/
@@ -70,9 +70,15 @@ if [[ -n "$smoke" ]]; then
   exit 0
 fi
 
-# One run per workload and fleet size; the fleets reuse their workload's 1x rate.
-for workload in uniform mixed; do
+# One run per workload and fleet size; the fleets reuse their workload's 1x rate (a run of
+# fleets alone, LOAD_FRONT_ENDS without 1, reads it from the last one-front-end results).
+for workload in ${LOAD_WORKLOADS:-uniform mixed}; do
   rate=()
+  if [[ " ${LOAD_FRONT_ENDS:-1 2} " != *" 1 "* ]]; then
+    single="$out/$workload-1fe/results.json"
+    [[ -f "$single" ]] || { echo "no $single to take the 1x rate from: include 1 in LOAD_FRONT_ENDS" >&2; exit 1; }
+    rate=(--rate "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["rate_1x_per_s"])' "$single")")
+  fi
   for n in ${LOAD_FRONT_ENDS:-1 2}; do
     dir="$out/$workload-${n}fe"
     mkdir -p "$dir"
