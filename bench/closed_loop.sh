@@ -6,7 +6,7 @@
 # limit mode and the peer (congestion-limiter's Vegas), alternating; with two front ends also
 # skewed demand; then a 0.5x -> 2x step test and a burst test per mode. For each workload
 # (uniform: 3-word searches; mixed: 70 % two-word, 30 % eight-word) and each fleet size in
-# LOAD_FRONT_ENDS (default "1 2"; LOAD_WORKLOADS picks workloads). Loopback only, every step bounded; about 12 minutes per
+# LOAD_FRONT_ENDS (default "1 2"; LOAD_WORKLOADS picks workloads). Loopback only, every step bounded; about 15 minutes per
 # workload and fleet size after the build.
 #
 #   bash bench/closed_loop.sh            # full run: tables, results.json and PNG plots in bench/closed-loop/<workload>-<n>fe/
