@@ -35,18 +35,17 @@ mod time;
 mod waiters;
 
 pub use adaptive::{AdaptiveGate, Pass, Wait};
-pub use admission::{Admission, AdmissionStats, Permit, Ticket};
 pub use config::{
     AdmissionMode, ClusterConfig, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
     CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS, Mode, NodeUrl, Origin,
     Smoothing, UrlError, keys,
 };
-pub use control::{Decision, LoadControl, Settings, Transitions};
+pub use control::{Admission, Decision, LoadControl, Permit, Settings, Ticket, Transitions};
 pub use failures::{FailureCounter, FailureLevel};
 pub use gauge::{CpuGauge, Reading};
 pub use path::{
-    EXCLUDED_PREFIXES, Route, STATIC_EXTENSIONS, StaticFiles, classify, classify_bytes,
-    classify_bytes_with, classify_with, decode_unreserved,
+    EXCLUDED_PREFIXES, PathRules, Route, STATIC_EXTENSIONS, StaticFiles, classify,
+    decode_unreserved,
 };
 pub use percent::CpuPercent;
 pub use policy::{Outcome, SignalPolicy};
@@ -55,7 +54,7 @@ pub use source::{
     BodyError, CpuSample, CpuSource, FixedSource, FromConfig, Role, ScriptedSource, SetupError,
     SourceError, SourceErrorKind,
 };
-pub use stats::Stats;
+pub use stats::{AdmissionStats, Stats};
 pub use status::{ClusterStatus, PollCounts};
 pub use text::{Secret, Text};
 pub use threshold::Threshold;

@@ -18,6 +18,7 @@ nodes.*.thread_pool.search.active";
 
 /// A node's search thread pool, as `_nodes/stats/thread_pool` reports it: the searches
 /// (shard-level tasks) it runs at once at most, runs now, and has waiting.
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SearchPool {
     /// `thread_pool.search.threads`: the pool's threads.
@@ -548,43 +549,6 @@ impl<'de> Fields<'de> for Cpu<'_> {
             self.0.update(|s| s.refused = s.refused.saturating_add(1));
         }
         Ok(())
-    }
-}
-
-impl crate::CpuSample {
-    /// A sample of a cluster, from a parsed `_nodes/stats/os` body: the busiest valid
-    /// node's CPU; as failed, the nodes that did not answer (`_nodes.failed`) and those
-    /// whose percent was [refused](NodeStats::refused).
-    #[must_use]
-    pub const fn cluster(stats: &NodeStats) -> crate::CpuSample {
-        let failed = match stats.failed {
-            Some(failed) => failed,
-            None => 0,
-        };
-        crate::CpuSample {
-            cpu: Some(stats.max_cpu),
-            nodes: stats.nodes,
-            failed: failed.saturating_add(stats.refused),
-            endpoint: 0,
-            search_pool: stats.search_pool,
-        }
-    }
-}
-
-impl From<ParseError> for crate::SourceError {
-    /// The parser's error as a [`crate::BodyError`], its own words as the detail.
-    fn from(e: ParseError) -> Self {
-        let kind = match e {
-            ParseError::TooLarge { len, limit } => crate::BodyError::TooLarge { len, limit },
-            ParseError::TooDeep { limit } => crate::BodyError::TooDeep { limit },
-            ParseError::Json(json) => crate::BodyError::Malformed {
-                offset: json.offset(),
-            },
-            _ => crate::BodyError::Unexpected,
-        };
-        let mut detail = heapless::String::<160>::new();
-        let _ = fmt::write(&mut detail, format_args!("{e}"));
-        crate::SourceError::new(crate::SourceErrorKind::Body(kind), &detail)
     }
 }
 

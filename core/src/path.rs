@@ -53,14 +53,14 @@ pub const STATIC_EXTENSIONS: [&str; 11] = [
 /// excludes. It only ever narrows Fess's exclusion.
 ///
 /// ```
-/// use load_core::{Route, StaticFiles, classify_with};
+/// use load_core::{PathRules, Route, StaticFiles};
 ///
-/// let everywhere = StaticFiles::Everywhere;
-/// assert_eq!(classify_with("/api/v1/documents/42.css", everywhere), Route::Excluded);
-/// let assets = StaticFiles::Under(&["/css", "/js", "/images"]);
-/// assert_eq!(classify_with("/api/v1/documents/42.css", assets), Route::Api);
-/// assert_eq!(classify_with("/css/site.css", assets), Route::Excluded);
-/// assert_eq!(classify_with("/cssx/site.css", assets), Route::Web);
+/// let fess = PathRules::FESS; // static files everywhere
+/// assert_eq!(fess.classify("/api/v1/documents/42.css"), Route::Excluded);
+/// let assets = PathRules::FESS.static_files(StaticFiles::Under(&["/css", "/js", "/images"]));
+/// assert_eq!(assets.classify("/api/v1/documents/42.css"), Route::Api);
+/// assert_eq!(assets.classify("/css/site.css"), Route::Excluded);
+/// assert_eq!(assets.classify("/cssx/site.css"), Route::Web);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum StaticFiles {
@@ -99,6 +99,95 @@ fn under(prefixes: &[&str], path: &[u8]) -> bool {
     })
 }
 
+/// Whether `path` is one of `prefixes` or below one (out of line, as [`under`]).
+#[cold]
+#[inline(never)]
+fn at_or_under(prefixes: &[&str], path: &[u8]) -> bool {
+    let path = match path.strip_suffix(b"/") {
+        Some(stripped) if !stripped.is_empty() => stripped,
+        _ => path,
+    };
+    prefixes.iter().any(|prefix| {
+        let prefix = prefix.as_bytes();
+        let prefix = prefix.strip_suffix(b"/").unwrap_or(prefix);
+        prefix.len() > 1
+            && prefix.first() == Some(&b'/')
+            && path.starts_with(prefix)
+            && matches!(path.get(prefix.len()), None | Some(&b'/'))
+    })
+}
+
+/// How a server's request targets are classified: Fess's rules, where its static files
+/// live ([`StaticFiles`]), and the paths it declares never controlled.
+///
+/// [`PathRules::FESS`] is Fess's rule exactly ([`classify`]). A server of your own narrows
+/// the static-file rule to where its static files are, and names what must answer under
+/// any load: its metrics, health checks, readiness probes. An uncontrolled path is a path
+/// from the root matched as whole segments, as [`StaticFiles::Under`] matches (`/metrics`
+/// covers `/metrics` and `/metrics/x`, not `/metricsx`), on canonical targets only: a
+/// spelling that routers could read as another path (`/metrics/../search`, `/metrics;x`,
+/// an escape) stays controlled. An entry that does not start with `/`, or is `/` alone,
+/// matches nothing.
+///
+/// ```
+/// use load_core::{PathRules, Route, StaticFiles};
+///
+/// let rules = PathRules::FESS
+///     .static_files(StaticFiles::Under(&["/assets"]))
+///     .uncontrolled(&["/metrics", "/healthz"]);
+/// assert_eq!(rules.classify("/metrics"), Route::Excluded);
+/// assert_eq!(rules.classify("/healthz/ready?x=1"), Route::Excluded);
+/// assert_eq!(rules.classify("/metricsx"), Route::Web);
+/// assert_eq!(rules.classify("/metrics/../search"), Route::Ambiguous);
+/// assert_eq!(rules.classify(b"/api/v1/documents/1.css"), Route::Api);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PathRules {
+    /// Where Fess's static-extension rule may exclude a request.
+    pub static_files: StaticFiles,
+    /// Paths never controlled, beyond Fess's `/admin`, `/error` and `/login`.
+    pub uncontrolled: &'static [&'static str],
+}
+
+impl PathRules {
+    /// Fess's rule: static files everywhere, nothing else uncontrolled.
+    pub const FESS: PathRules = PathRules {
+        static_files: StaticFiles::Everywhere,
+        uncontrolled: &[],
+    };
+
+    /// These rules with static files where `static_files` says.
+    #[must_use]
+    pub const fn static_files(self, static_files: StaticFiles) -> PathRules {
+        PathRules {
+            static_files,
+            ..self
+        }
+    }
+
+    /// These rules with `paths` never controlled.
+    #[must_use]
+    pub const fn uncontrolled(self, paths: &'static [&'static str]) -> PathRules {
+        PathRules {
+            uncontrolled: paths,
+            ..self
+        }
+    }
+
+    /// Classifies a request target, as text or raw bytes (a target that is not valid
+    /// UTF-8 is classified all the same): [`classify`]'s rule with these rules' static
+    /// files and uncontrolled paths.
+    #[must_use]
+    #[inline(always)]
+    pub fn classify(&self, target: impl AsRef<[u8]>) -> Route {
+        let target = target.as_ref();
+        match classify_canonical(target, self) {
+            Some(route) => route,
+            None => classify_slow(target, self),
+        }
+    }
+}
+
 /// Classifies a request target (`/path;params?query#fragment`, or the absolute form
 /// `http://host/path?query`, as a server receives it).
 ///
@@ -130,7 +219,7 @@ fn under(prefixes: &[&str], path: &[u8]) -> bool {
 /// of [`STATIC_EXTENSIONS`] is excluded, whatever the router does with it. A server that
 /// serves dynamic pages or API answers at such paths (`/api/v1/documents/{id}` with an id
 /// like `123.js`) should say where its static files live instead ([`StaticFiles`],
-/// [`classify_with`]; `ControlConfig::static_files` for [`crate::LoadControl`]).
+/// [`PathRules`]; `ControlConfig::static_files` for [`crate::LoadControl`]).
 ///
 /// `;params` are read both ways routers read them: dropped (Tomcat, `;jsessionid=...`)
 /// and kept as part of the segment (most other routers). A request is excluded only if both
@@ -167,29 +256,7 @@ fn under(prefixes: &[&str], path: &[u8]) -> bool {
 /// ```
 #[must_use]
 pub fn classify(target: &str) -> Route {
-    classify_bytes_with(target.as_bytes(), StaticFiles::Everywhere)
-}
-
-/// [`classify`], with static files only where `static_files` says (see [`StaticFiles`]).
-#[must_use]
-pub fn classify_with(target: &str, static_files: StaticFiles) -> Route {
-    classify_bytes_with(target.as_bytes(), static_files)
-}
-
-/// [`classify`] on raw bytes (a target that is not valid UTF-8 is classified all the same).
-#[must_use]
-pub fn classify_bytes(target: &[u8]) -> Route {
-    classify_bytes_with(target, StaticFiles::Everywhere)
-}
-
-/// [`classify_with`] on raw bytes.
-#[must_use]
-#[inline]
-pub fn classify_bytes_with(target: &[u8], static_files: StaticFiles) -> Route {
-    match classify_canonical(target, static_files) {
-        Some(route) => route,
-        None => classify_slow(target, static_files),
-    }
+    PathRules::FESS.classify(target)
 }
 
 /// How the fast path treats a byte.
@@ -221,7 +288,7 @@ const CLASS: [u8; 256] = {
 /// classified in one pass over a byte-class table. Anything else is `None`, for the full
 /// normaliser. Both agree wherever this answers (a property test checks it).
 #[inline(always)]
-fn classify_canonical(target: &[u8], static_files: StaticFiles) -> Option<Route> {
+fn classify_canonical(target: &[u8], rules: &PathRules) -> Option<Route> {
     if target.first() != Some(&b'/') {
         return None;
     }
@@ -264,9 +331,12 @@ fn classify_canonical(target: &[u8], static_files: StaticFiles) -> Option<Route>
     if matches!(first, b"admin" | b"error" | b"login") {
         return Some(Route::Excluded);
     }
+    if !rules.uncontrolled.is_empty() && at_or_under(rules.uncontrolled, &target[..end]) {
+        return Some(Route::Excluded);
+    }
     if last_dot > last_slash
         && is_static_extension(&target[last_dot..end])
-        && static_files.cover(&target[..end])
+        && rules.static_files.cover(&target[..end])
     {
         return Some(Route::Excluded);
     }
@@ -300,7 +370,7 @@ fn is_static_extension(extension: &[u8]) -> bool {
 /// Everything the fast path leaves: absolute form, `;params`, escapes, and the targets
 /// that are not canonical (see [`classify`] for the rule).
 #[cold]
-fn classify_slow(target: &[u8], static_files: StaticFiles) -> Route {
+fn classify_slow(target: &[u8], rules: &PathRules) -> Route {
     let Some(path) = path_of(target) else {
         return Route::Ambiguous;
     };
@@ -346,7 +416,14 @@ fn classify_slow(target: &[u8], static_files: StaticFiles) -> Route {
     let depth = if trailing { count - 1 } else { count };
     // Parameters dropped, then kept: a request is excluded only if both readings exclude
     // it, and gets one class only if both readings agree on it.
-    let covered = static_files.cover(path);
+    // An uncontrolled path only as itself: with `;params` it is left to the readings.
+    if !rules.uncontrolled.is_empty()
+        && !path.contains(&b';')
+        && at_or_under(rules.uncontrolled, path)
+    {
+        return Route::Excluded;
+    }
+    let covered = rules.static_files.cover(path);
     let dropped = fess_rule(first.0, last.0, depth, trailing, covered);
     let kept = fess_rule(first.1, last.1, depth, trailing, covered);
     match (dropped, kept) {
@@ -619,23 +696,17 @@ mod tests {
             let name = std::format!("file{ext}");
             assert!(is_static_extension(ext.as_bytes()), "{ext}");
             assert_eq!(
-                classify_slow(
-                    std::format!("/x/{name};").as_bytes(),
-                    StaticFiles::Everywhere
-                ),
+                classify_slow(std::format!("/x/{name};").as_bytes(), &PathRules::FESS),
                 Route::Web
             );
             assert_eq!(
-                classify_canonical(
-                    std::format!("/x/{name}").as_bytes(),
-                    StaticFiles::Everywhere
-                ),
+                classify_canonical(std::format!("/x/{name}").as_bytes(), &PathRules::FESS),
                 Some(Route::Excluded)
             );
         }
         for name in ["/css", "/a.cs", "/a.css.map", "/a.css/", "/.css"] {
             assert_ne!(
-                classify_canonical(name.as_bytes(), StaticFiles::Everywhere),
+                classify_canonical(name.as_bytes(), &PathRules::FESS),
                 Some(Route::Excluded),
                 "{name}"
             );
@@ -657,12 +728,16 @@ mod tests {
             )
         ) {
             let target: std::string::String = parts.concat();
-            for static_files in [StaticFiles::Everywhere, StaticFiles::Under(&["/a", "/x.css"])] {
-                if let Some(fast) = classify_canonical(target.as_bytes(), static_files) {
+            for rules in [
+                PathRules::FESS,
+                PathRules::FESS.static_files(StaticFiles::Under(&["/a", "/x.css"])),
+                PathRules::FESS.uncontrolled(&["/a", "/search/"]),
+            ] {
+                if let Some(fast) = classify_canonical(target.as_bytes(), &rules) {
                     proptest::prop_assert_eq!(
                         fast,
-                        classify_slow(target.as_bytes(), static_files),
-                        "{} {:?}", target, static_files
+                        classify_slow(target.as_bytes(), &rules),
+                        "{} {:?}", target, rules
                     );
                 }
             }
@@ -671,13 +746,14 @@ mod tests {
 
     #[test]
     fn non_utf8_bytes_are_classified() {
-        assert_eq!(classify_bytes(b"/\xff\xfe.css"), Route::Excluded);
-        assert_eq!(classify_bytes(b"/api/\xff"), Route::Api);
+        assert_eq!(PathRules::FESS.classify(b"/\xff\xfe.css"), Route::Excluded);
+        assert_eq!(PathRules::FESS.classify(b"/api/\xff"), Route::Api);
     }
 
     #[test]
     fn static_prefixes_narrow_the_extension_rule() {
-        let assets = StaticFiles::Under(&["/css", "/assets/js/", "relative"]);
+        let assets =
+            PathRules::FESS.static_files(StaticFiles::Under(&["/css", "/assets/js/", "relative"]));
         for (target, route) in [
             ("/css/site.css", Route::Excluded),
             ("/css/a/b.png?v=1", Route::Excluded),
@@ -694,7 +770,39 @@ mod tests {
             ("/admin/x.css", Route::Excluded),
             ("/search%3F.css", Route::Ambiguous),
         ] {
-            assert_eq!(classify_with(target, assets), route, "{target}");
+            assert_eq!(assets.classify(target), route, "{target}");
         }
+    }
+
+    #[test]
+    fn uncontrolled_paths_are_whole_segments_on_canonical_targets() {
+        let rules = PathRules::FESS.uncontrolled(&["/metrics", "/health/live/", "/", "relative"]);
+        for (target, route) in [
+            ("/metrics", Route::Excluded),
+            ("/metrics/", Route::Excluded),
+            ("/metrics?name[]=up", Route::Excluded),
+            ("/metrics/jvm", Route::Excluded),
+            ("http://host/metrics", Route::Excluded),
+            ("/health/live", Route::Excluded),
+            ("/health/live/x", Route::Excluded),
+            ("/health", Route::Web),
+            ("/metricsx", Route::Web),
+            ("/metrics.json", Route::Web),
+            ("/relative", Route::Web),
+            ("/", Route::Web),
+            ("/search", Route::Web),
+            ("/api/v1/metrics", Route::Api),
+            // Spellings routers could read as another path stay controlled.
+            ("/metrics/../search", Route::Ambiguous),
+            ("/metrics/%2e%2e/api/v1/documents", Route::Ambiguous),
+            ("/metrics;x", Route::Web),
+            ("/metrics;x/../api/v1/documents", Route::Ambiguous),
+            ("//metrics", Route::Ambiguous),
+            ("/%6detrics", Route::Ambiguous),
+        ] {
+            assert_eq!(rules.classify(target), route, "{target}");
+        }
+        // No list: Fess's rule, exactly.
+        assert_eq!(PathRules::FESS.classify("/metrics"), Route::Web);
     }
 }

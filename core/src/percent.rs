@@ -6,6 +6,8 @@ use core::fmt;
 ///
 /// An unknown reading (a node reporting `-1`, a machine that cannot measure) is
 /// `Option::<CpuPercent>::None`, never a magic number.
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CpuPercent(pub(crate) u8);
 
@@ -15,7 +17,27 @@ impl CpuPercent {
     /// 100 %.
     pub const MAX: CpuPercent = CpuPercent(100);
 
-    /// `percent` if it is within `0..=100`.
+    /// `P` percent, checked when the code is compiled: for values known when it is written
+    /// (a test's reading, a constant). `CpuPercent::of::<150>()` does not compile, where
+    /// `CpuPercent::new(150)` is `None`, which a source reports as an unknown reading.
+    ///
+    /// ```
+    /// use load_core::CpuPercent;
+    ///
+    /// const BUSY: CpuPercent = CpuPercent::of::<95>();
+    /// assert_eq!(Some(BUSY), CpuPercent::new(95));
+    /// ```
+    ///
+    /// ```compile_fail
+    /// let _ = load_core::CpuPercent::of::<150>();
+    /// ```
+    #[must_use]
+    pub const fn of<const P: u8>() -> CpuPercent {
+        const { assert!(P <= 100, "a CPU percentage is within 0..=100") };
+        CpuPercent(P)
+    }
+
+    /// `percent` if it is within `0..=100`: for values read at run time.
     #[must_use]
     pub const fn new(percent: u8) -> Option<CpuPercent> {
         if percent <= 100 {

@@ -39,12 +39,38 @@
 //! assert_eq!(entries[0], (2, "web.load.control".into(), "80".into()));
 //! assert_eq!(entries[1], (3, "api.load.control".into(), "90".into()));
 //! assert_eq!(entries[2], (5, "label".into(), "café".into()));
-//! # Ok::<(), load_core::ConfigError>(())
+//! # Ok::<(), load_core::properties::EscapeError>(())
 //! ```
+//!
+//! The reader's one error is its own ([`EscapeError`]); the configuration, which reads
+//! through it, wraps it in a [`crate::ConfigError`].
 
 use core::fmt;
 
-use crate::{ConfigError, ConfigErrorKind, Origin, Snippet};
+use crate::Snippet;
+
+/// A `\u` escape that is not four hex digits naming a character: the file is invalid, as
+/// in Java. Says on which line (where the logical line starts) and shows the rest of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EscapeError {
+    /// The line the entry starts on (1-based).
+    pub line: u32,
+    /// The rest of the line from where the reader stopped, shortened and escaped.
+    pub text: Snippet,
+}
+
+impl fmt::Display for EscapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {}: malformed \\uXXXX escape in {:?}",
+            self.line,
+            self.text.as_str()
+        )
+    }
+}
+
+impl core::error::Error for EscapeError {}
 
 /// How the bytes of a properties file were read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -284,7 +310,7 @@ impl<'a> Properties<'a> {
         Snippet::new(&shown)
     }
 
-    fn next_entry(&mut self) -> Result<Option<Entry>, ConfigError> {
+    fn next_entry(&mut self) -> Result<Option<Entry>, EscapeError> {
         let mut line = Logical::new(self);
         let Some(first) = line.unit()? else {
             return Ok(None);
@@ -341,7 +367,7 @@ impl<'a> Properties<'a> {
 }
 
 impl Iterator for Properties<'_> {
-    type Item = Result<Entry, ConfigError>;
+    type Item = Result<Entry, EscapeError>;
 
     /// The next entry; after an error (a malformed `\u` escape) the iteration ends.
     fn next(&mut self) -> Option<Self::Item> {
@@ -478,7 +504,7 @@ impl<'p, 'a> Logical<'p, 'a> {
     }
 
     /// The next decoded character of the logical line; `None` at its end.
-    fn unit(&mut self) -> Result<Option<Unit>, ConfigError> {
+    fn unit(&mut self) -> Result<Option<Unit>, EscapeError> {
         let Some(c) = self.raw() else {
             return Ok(None);
         };
@@ -500,7 +526,7 @@ impl<'p, 'a> Logical<'p, 'a> {
     }
 
     /// The four hex digits of a `\u` escape, as a UTF-16 code unit.
-    fn code_unit(&mut self) -> Result<u16, ConfigError> {
+    fn code_unit(&mut self) -> Result<u16, EscapeError> {
         let mut unit = 0u16;
         for _ in 0..4 {
             let digit = self
@@ -513,7 +539,7 @@ impl<'p, 'a> Logical<'p, 'a> {
     }
 
     /// After `\u`: the character, combining a surrogate pair written as two escapes.
-    fn unicode_escape(&mut self) -> Result<char, ConfigError> {
+    fn unicode_escape(&mut self) -> Result<char, EscapeError> {
         let unit = self.code_unit()?;
         if (0xDC00..=0xDFFF).contains(&unit) {
             return Ok(char::REPLACEMENT_CHARACTER);
@@ -534,12 +560,10 @@ impl<'p, 'a> Logical<'p, 'a> {
         Ok(char::REPLACEMENT_CHARACTER)
     }
 
-    fn malformed(&self) -> ConfigError {
-        ConfigError {
-            at: Origin::Line(self.start_line),
-            key: Snippet::new(""),
-            value: self.reader.rest_of_line(),
-            kind: ConfigErrorKind::MalformedEscape,
+    fn malformed(&self) -> EscapeError {
+        EscapeError {
+            line: self.start_line,
+            text: self.reader.rest_of_line(),
         }
     }
 }
@@ -630,14 +654,11 @@ mod tests {
         let error = Properties::new(b"ok=1\nfoo=\\u12G4\n")
             .find_map(Result::err)
             .expect("an error");
-        assert_eq!(
-            (error.at, error.kind),
-            (Origin::Line(2), ConfigErrorKind::MalformedEscape)
-        );
+        assert_eq!(error.line, 2);
         let error = Properties::new(b"a=\\u12")
             .find_map(Result::err)
             .expect("error");
-        assert_eq!(error.kind, ConfigErrorKind::MalformedEscape);
+        assert_eq!(error.line, 1);
     }
 
     #[test]

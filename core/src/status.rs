@@ -43,7 +43,7 @@ pub struct ClusterStatus {
     flooding: AtomicU8,
 }
 
-/// What happened between two polls ([`ClusterStatus::since_last_poll`]).
+/// What happened between two polls ([`ClusterStatus::take_poll_counts`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PollCounts {
@@ -79,9 +79,9 @@ impl ClusterStatus {
         }
     }
 
-    /// Takes what a successful poll said besides the CPU decisions use: its raw CPU, its
+    /// Records what a successful poll said besides the CPU decisions use: its raw CPU, its
     /// nodes and its address.
-    pub fn take_sample(&self, sample: &CpuSample) {
+    pub fn record_sample(&self, sample: &CpuSample) {
         if sample.cpu.is_some() {
             self.raw.store(sample.cpu);
         }
@@ -97,10 +97,11 @@ impl ClusterStatus {
             .fetch_add(transitions.entered(), Ordering::Relaxed);
     }
 
-    /// Rejections and completions since the previous call: what one poll reports, in its
-    /// log line and its history point alike. The counters wrap; the difference is right
+    /// Takes the rejections and completions since the previous call, and starts counting
+    /// anew: what one poll reports, in its log line and its history point alike (the
+    /// monitor's sink calls it once a poll; a second caller would split the counts). The counters wrap; the difference is right
     /// across a wrap.
-    pub fn since_last_poll(&self, control: &LoadControl) -> PollCounts {
+    pub fn take_poll_counts(&self, control: &LoadControl) -> PollCounts {
         let since = |now: u32, reported: &AtomicU32| {
             now.wrapping_sub(reported.swap(now, Ordering::Relaxed))
         };
@@ -190,11 +191,11 @@ mod tests {
             let _ = control.check("/search");
         }
         let _ = control.check("/api/v1/x");
-        let counts = status.since_last_poll(&control);
+        let counts = status.take_poll_counts(&control);
         assert_eq!((counts.rejected_web, counts.rejected_api), (3, 1));
-        assert_eq!(status.since_last_poll(&control), PollCounts::default());
+        assert_eq!(status.take_poll_counts(&control), PollCounts::default());
         assert_eq!(status.endpoint(), None);
-        status.take_sample(&CpuSample::local(CpuPercent::new(1)).from_endpoint(2));
+        status.record_sample(&CpuSample::local(CpuPercent::new(1)).from_endpoint(2));
         assert_eq!(status.endpoint(), Some(2));
     }
 }

@@ -25,6 +25,8 @@ use crate::CpuPercent;
 /// assert!(!Threshold::OFF.is_reached(CpuPercent::MAX));
 /// assert_eq!(web.to_string(), "80");
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Threshold(u8);
 

@@ -1,5 +1,7 @@
-//! Load control in an axum 0.8 server on tokio: the layer in front of the router, and a
-//! background task behind the adaptive gate.
+//! Load control in an axum 0.8 server on tokio: the layer in front of the router, a
+//! background task behind the adaptive gate, and the library's monitoring: `/metrics` (the
+//! Prometheus collector), `/admin/load` (the operator's page) and `/admin/stats` (the stats'
+//! `Serialize` form), with `/metrics` and `/healthz` declared never controlled.
 //!
 //! ```text
 //! cargo run -p load-examples --example axum -- [--config PATH] [--listen ADDR] [--without-load-control]
@@ -20,11 +22,15 @@ use axum::routing::get;
 use axum::{Json, Router, ServiceExt};
 use futures::future::Either;
 use load_tokio::{
-    BackgroundGate, Config, FromConfig, LoadControlLayer, LoadGuard, OpenSearchSource, Role,
-    SystemSource,
+    BackgroundGate, Config, FromConfig, LoadCollector, LoadControlLayer, LoadGuard,
+    OpenSearchSource, Role, SystemSource, dashboard,
 };
+use prometheus_client::registry::Registry;
 use serde_json::{Value, json};
 use tower_layer::Layer;
+
+/// Paths that must answer under any load: the scraper and the orchestrator's probe.
+const UNCONTROLLED: &[&str] = &["/metrics", "/healthz"];
 
 type Guard = LoadGuard<Either<OpenSearchSource, SystemSource>>;
 
@@ -33,6 +39,10 @@ struct AppState {
     guard: Guard,
     background: BackgroundGate,
     crawled: Arc<AtomicU64>,
+    /// The guard's and the gate's metrics, read at each scrape.
+    metrics: Arc<Registry>,
+    /// The configuration the guard and the gate were built with, for the page.
+    config: Arc<Config>,
 }
 
 async fn search(Query(query): Query<std::collections::HashMap<String, String>>) -> String {
@@ -48,17 +58,32 @@ async fn documents(Query(query): Query<std::collections::HashMap<String, String>
 }
 
 async fn stats(State(state): State<AppState>) -> Json<Value> {
-    let stats = state.guard.stats();
     Json(json!({
-        "cpu": stats.cpu.map(|c| c.get()),
-        "polls": stats.polls,
-        "rejected_web": stats.rejected_web,
-        "rejected_api": stats.rejected_api,
-        "crawler": {
-            "processed": state.crawled.load(Ordering::Relaxed),
-            "waiting": state.background.stats().waiting,
-        },
+        "load": state.guard.stats(),
+        "background": state.background.stats(),
+        "crawler": { "processed": state.crawled.load(Ordering::Relaxed) },
     }))
+}
+
+async fn load_page(State(state): State<AppState>) -> impl axum::response::IntoResponse {
+    let snapshot = dashboard::Snapshot::take(&state.guard, &state.background);
+    let mut view = snapshot.view(&state.config, dashboard::DEFAULT_REFRESH);
+    view.crawled = state.crawled.load(Ordering::Relaxed);
+    (
+        dashboard::HEADERS,
+        [("content-type", "text/html; charset=utf-8")],
+        dashboard::page(&view),
+    )
+}
+
+async fn metrics(State(state): State<AppState>) -> ([(&'static str, &'static str); 1], String) {
+    let mut text = String::new();
+    // Writing into a String cannot fail.
+    let _ = prometheus_client::encoding::text::encode(&mut text, &state.metrics);
+    (
+        [("content-type", "text/plain; version=0.0.4; charset=utf-8")],
+        text,
+    )
 }
 
 /// The cluster when its address is configured, else this machine's CPU (single box).
@@ -71,7 +96,9 @@ fn guard(config: &Config) -> Result<Guard, String> {
         Either::Left(cluster) => Either::Left(cluster.map_err(|e| e.to_string())?),
         Either::Right(local) => Either::Right(local.map_err(|e| e.to_string())?),
     };
-    Ok(LoadGuard::with_source(&config.control, source))
+    let mut control = config.control;
+    control.uncontrolled = UNCONTROLLED;
+    Ok(LoadGuard::with_source(&control, source))
 }
 
 struct Args {
@@ -130,10 +157,17 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let mut registry = Registry::default();
+    LoadCollector::new()
+        .guard(&guard)
+        .gate(&background)
+        .register(&mut registry);
     let state = AppState {
         guard: guard.clone(),
         background: background.clone(),
         crawled: Arc::new(AtomicU64::new(0)),
+        metrics: Arc::new(registry),
+        config: Arc::new(args.config.clone()),
     };
 
     // Background work: each unit waits while this machine is busy.
@@ -150,6 +184,9 @@ async fn main() -> ExitCode {
         .route("/search", get(search))
         .route("/api/v1/documents", get(documents))
         .route("/admin/stats", get(stats))
+        .route("/admin/load", get(load_page))
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(|| async { "ok\n" }))
         .route(
             "/css/style.css",
             get(|| async { "body { font-family: sans-serif; }\n" }),

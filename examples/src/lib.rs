@@ -9,7 +9,6 @@
 
 pub mod app;
 pub mod cli;
-pub mod cluster;
 pub mod corpus;
 pub mod dashboard;
 pub mod http;

@@ -1,15 +1,14 @@
 //! Search and indexing on a real cluster, as Fess does them: a match query for 10 hits with
 //! a highlighted fragment, and `_bulk` indexing of the crawler's documents into an index
 //! created with its mapping when missing. Requests go through
-//! [`crate::cluster::ClusterClient`], the HTTP stack and settings the monitor polls with.
+//! [`load_opensearch::ClusterClient`], the HTTP stack and settings the monitor polls with.
 
 use std::fmt;
 use std::time::Duration;
 
-use hyper::Method;
 use load_smol::SourceError;
 
-use crate::cluster::ClusterClient;
+use load_opensearch::{ClusterClient, Method};
 use serde_json::{Value, json};
 
 use crate::corpus::Document;
@@ -204,7 +203,7 @@ impl Search {
     /// The cluster is out of reach or refuses.
     pub async fn ensure_index(&self) -> Result<bool, SearchError> {
         let path = format!("/{}", self.index);
-        let head = self.client.request(Method::HEAD, &path, None).await?;
+        let head = self.client.request(Method::Head, &path, None).await?;
         match head.status {
             200 => return Ok(false),
             404 => {}
@@ -225,7 +224,7 @@ impl Search {
         });
         let created = self
             .client
-            .request(Method::PUT, &path, Some(mapping.to_string().as_bytes()))
+            .request(Method::Put, &path, Some(mapping.to_string().as_bytes()))
             .await?;
         if created.is_success() {
             return Ok(true);
@@ -259,7 +258,7 @@ impl Search {
         }
         let answer = self
             .client
-            .request(Method::POST, "/_bulk", Some(body.as_bytes()))
+            .request(Method::Post, "/_bulk", Some(body.as_bytes()))
             .await?;
         if !answer.is_success() {
             return Err(SearchError::Status {
@@ -303,7 +302,7 @@ impl Search {
         let path = format!("/{}/_search", self.index);
         let answer = self
             .client
-            .request(Method::POST, &path, Some(body.to_string().as_bytes()))
+            .request(Method::Post, &path, Some(body.to_string().as_bytes()))
             .await?;
         if !answer.is_success() {
             return Err(SearchError::Status {

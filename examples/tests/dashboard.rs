@@ -9,14 +9,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use load_core::node_stats::SearchPool;
 use load_examples::app::App;
 use load_examples::dashboard::{self, View};
+use load_smol::ManualClock;
 use load_smol::history::{ClusterHistory, LocalHistory};
-use load_smol::load_core::ManualClock;
-use load_smol::load_core::node_stats::SearchPool;
-use load_smol::load_core::{AdaptiveGate, LoadControl, Outcome};
 use load_smol::monitor::Sink;
 use load_smol::monitor::{ClusterSink, LocalSink};
+use load_smol::{AdaptiveGate, LoadControl, Outcome};
 use load_smol::{AdmissionMode, Config, CpuPercent, CpuSample, Instant, Mode};
 use load_smol::{ClusterStatus, Threshold};
 
@@ -214,8 +214,8 @@ fn the_limit_mode_draws_the_cap_and_the_requests_in_flight() {
             &CpuSample::local(CpuPercent::new(cpu)),
         );
         match control.admit("/search?q=a", &clock) {
-            load_smol::load_core::Admission::Admitted(permit) => held.push(permit),
-            load_smol::load_core::Admission::Rejected(_) => panic!("under the cap"),
+            load_smol::Admission::Admitted(permit) => held.push(permit),
+            load_smol::Admission::Rejected(_) => panic!("under the cap"),
         }
     }
     let (cluster, local) = (history.snapshot(), local_history().snapshot());

@@ -1,16 +1,16 @@
-//! `classify_bytes` on arbitrary targets: never panics, ignores the query, and excludes
+//! `PathRules::classify` on arbitrary targets: never panics, ignores the query, and excludes
 //! only targets with none of the markers of a non-canonical path.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use load_core::{Route, classify_bytes};
+use load_core::{PathRules, Route};
 
 fuzz_target!(|target: &[u8]| {
-    let route = classify_bytes(target);
+    let route = PathRules::FESS.classify(target);
 
     // What follows the first `?` or `#` never matters.
     if let Some(end) = target.iter().position(|&b| b == b'?' || b == b'#') {
-        assert_eq!(route, classify_bytes(&target[..end]), "query changed the class");
+        assert_eq!(route, PathRules::FESS.classify(&target[..end]), "query changed the class");
     }
 
     if route == Route::Excluded {

@@ -5,9 +5,45 @@
 use std::future::Future;
 use std::time::Duration;
 
-/// The runtime layer itself, for code generic over the runtime or a runtime value of your own.
-pub use load_runtime;
-pub use load_runtime::*;
+// One list, each name at one path: the runtime layer's items a server names (its generic
+// guard and gate are `LoadGuardOn` and `BackgroundGateOn`; `LoadGuard` and `BackgroundGate`
+// below are them on this runtime).
+/// The runtime layer's background gate, generic over the runtime. [`BackgroundGate`] is it
+/// on this crate's runtime.
+#[doc(no_inline)]
+pub use load_runtime::BackgroundGate as BackgroundGateOn;
+/// The runtime layer's request guard, generic over the runtime: for a runtime value of your
+/// own (`LoadGuardOn<MyRuntime, S>`). [`LoadGuard`] is it on this crate's runtime.
+#[doc(no_inline)]
+pub use load_runtime::LoadGuard as LoadGuardOn;
+/// The operator's page of the runtime layer: render it from a guard and a gate.
+#[cfg(feature = "dashboard")]
+#[doc(no_inline)]
+pub use load_runtime::dashboard;
+#[cfg(feature = "http")]
+#[doc(no_inline)]
+pub use load_runtime::http_response;
+/// The Prometheus collector of the runtime layer (`load_runtime::prometheus`).
+#[cfg(feature = "prometheus")]
+#[doc(no_inline)]
+pub use load_runtime::prometheus::LoadCollector;
+/// The tower layer of the runtime layer (`load_runtime::tower`), generic over the runtime:
+/// for hyper (through `hyper-util`'s `TowerToHyperService`) or any tower stack on this
+/// runtime.
+#[cfg(feature = "tower")]
+#[doc(no_inline)]
+pub use load_runtime::tower::{LoadControlLayer, LoadControlService, ResponseFuture};
+#[doc(no_inline)]
+pub use load_runtime::{
+    AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse, Clock,
+    ClusterConfig, ClusterStatus, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
+    CpuPercent, CpuSample, CpuSource, CpuSourceKind, Decision, FailureCounter, FailurePolicy,
+    FixedSource, FromConfig, Instant, LoadControl, ManualClock, Mode, NodeUrl, Origin, Outcome,
+    Pass, PendingPermit, ReadConfigError, RequestPermit, Role, Route, Runtime, ScriptedSource,
+    Secret, Settings, SetupError, Sleep, Smoothing, SourceError, SourceErrorKind, StaticFiles,
+    Stats, StdClock, Text, Threshold, UrlError, env_config, history, keys, monitor, read_config,
+    read_config_with_env,
+};
 
 #[cfg(feature = "opensearch")]
 pub use load_opensearch::{OpenSearchOptions, OpenSearchSource};
@@ -30,20 +66,20 @@ impl Runtime for AsyncStd {
     }
 }
 
-/// HTTP request load control on async-std ([`load_runtime::LoadGuard`]), polling an OpenSearch
+/// HTTP request load control on async-std ([`LoadGuardOn`]), polling an OpenSearch
 /// cluster unless given another source. The runtime is [`AsyncStd`].
 #[cfg(feature = "opensearch")]
-pub type LoadGuard<S = OpenSearchSource> = load_runtime::LoadGuard<AsyncStd, S>;
-/// HTTP request load control on async-std ([`load_runtime::LoadGuard`]), with a source of your
+pub type LoadGuard<S = OpenSearchSource> = LoadGuardOn<AsyncStd, S>;
+/// HTTP request load control on async-std ([`LoadGuardOn`]), with a source of your
 /// own.
 #[cfg(not(feature = "opensearch"))]
-pub type LoadGuard<S> = load_runtime::LoadGuard<AsyncStd, S>;
+pub type LoadGuard<S> = LoadGuardOn<AsyncStd, S>;
 
-/// Adaptive load control of background work on async-std ([`load_runtime::BackgroundGate`]),
+/// Adaptive load control of background work on async-std ([`BackgroundGateOn`]),
 /// sampling this machine's CPU unless given another source.
 #[cfg(feature = "system")]
-pub type BackgroundGate<S = SystemSource> = load_runtime::BackgroundGate<AsyncStd, S>;
-/// Adaptive load control of background work on async-std ([`load_runtime::BackgroundGate`]),
+pub type BackgroundGate<S = SystemSource> = BackgroundGateOn<AsyncStd, S>;
+/// Adaptive load control of background work on async-std ([`BackgroundGateOn`]),
 /// with a source of your own.
 #[cfg(not(feature = "system"))]
-pub type BackgroundGate<S> = load_runtime::BackgroundGate<AsyncStd, S>;
+pub type BackgroundGate<S> = BackgroundGateOn<AsyncStd, S>;

@@ -6,9 +6,45 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The runtime layer itself, for code generic over the runtime or a runtime value of your own.
-pub use load_runtime;
-pub use load_runtime::*;
+// One list, each name at one path: the runtime layer's items a server names (its generic
+// guard and gate are `LoadGuardOn` and `BackgroundGateOn`; `LoadGuard` and `BackgroundGate`
+// below are them on this runtime).
+/// The runtime layer's background gate, generic over the runtime. [`BackgroundGate`] is it
+/// on this crate's runtime.
+#[doc(no_inline)]
+pub use load_runtime::BackgroundGate as BackgroundGateOn;
+/// The runtime layer's request guard, generic over the runtime: for a runtime value of your
+/// own (`LoadGuardOn<MyRuntime, S>`). [`LoadGuard`] is it on this crate's runtime.
+#[doc(no_inline)]
+pub use load_runtime::LoadGuard as LoadGuardOn;
+/// The operator's page of the runtime layer: render it from a guard and a gate.
+#[cfg(feature = "dashboard")]
+#[doc(no_inline)]
+pub use load_runtime::dashboard;
+#[cfg(feature = "http")]
+#[doc(no_inline)]
+pub use load_runtime::http_response;
+/// The Prometheus collector of the runtime layer (`load_runtime::prometheus`).
+#[cfg(feature = "prometheus")]
+#[doc(no_inline)]
+pub use load_runtime::prometheus::LoadCollector;
+/// The tower layer of the runtime layer (`load_runtime::tower`), generic over the runtime:
+/// for hyper (through `hyper-util`'s `TowerToHyperService`) or any tower stack on this
+/// runtime.
+#[cfg(feature = "tower")]
+#[doc(no_inline)]
+pub use load_runtime::tower::{LoadControlLayer, LoadControlService, ResponseFuture};
+#[doc(no_inline)]
+pub use load_runtime::{
+    AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse, Clock,
+    ClusterConfig, ClusterStatus, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
+    CpuPercent, CpuSample, CpuSource, CpuSourceKind, Decision, FailureCounter, FailurePolicy,
+    FixedSource, FromConfig, Instant, LoadControl, ManualClock, Mode, NodeUrl, Origin, Outcome,
+    Pass, PendingPermit, ReadConfigError, RequestPermit, Role, Route, Runtime, ScriptedSource,
+    Secret, Settings, SetupError, Sleep, Smoothing, SourceError, SourceErrorKind, StaticFiles,
+    Stats, StdClock, Text, Threshold, UrlError, env_config, history, keys, monitor, read_config,
+    read_config_with_env,
+};
 
 #[cfg(feature = "opensearch")]
 pub use load_opensearch::{OpenSearchOptions, OpenSearchSource};
@@ -39,13 +75,13 @@ impl Runtime for Smol {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use load_smol::{Config, CpuPercent, FixedSource, SmolExecutor};
+/// use load_smol::{Config, CpuPercent, FixedSource, LoadGuardOn, SmolExecutor};
 ///
 /// let executor = Arc::new(smol::Executor::new());
 /// let config = Config::from_properties("web.load.control=80")?;
 /// let source: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(95))));
 /// let on_mine = SmolExecutor::new(executor.clone());
-/// let guard = load_smol::load_runtime::LoadGuard::with_source_on(&config.control, source, on_mine);
+/// let guard = LoadGuardOn::with_source_on(&config.control, source, on_mine);
 /// let _ = guard.check("/search"); // spawns the monitor on `executor`
 /// smol::block_on(executor.run(async {
 ///     while guard.cpu() != CpuPercent::new(95) {
@@ -79,21 +115,21 @@ impl Runtime for SmolExecutor {
     }
 }
 
-/// HTTP request load control on smol ([`load_runtime::LoadGuard`]), polling an OpenSearch
+/// HTTP request load control on smol ([`LoadGuardOn`]), polling an OpenSearch
 /// cluster unless given another source. For a [`SmolExecutor`], name
-/// [`load_runtime::LoadGuard`] with it.
+/// [`LoadGuardOn`] with it.
 #[cfg(feature = "opensearch")]
-pub type LoadGuard<S = OpenSearchSource> = load_runtime::LoadGuard<Smol, S>;
-/// HTTP request load control on smol ([`load_runtime::LoadGuard`]), with a source of your
+pub type LoadGuard<S = OpenSearchSource> = LoadGuardOn<Smol, S>;
+/// HTTP request load control on smol ([`LoadGuardOn`]), with a source of your
 /// own.
 #[cfg(not(feature = "opensearch"))]
-pub type LoadGuard<S> = load_runtime::LoadGuard<Smol, S>;
+pub type LoadGuard<S> = LoadGuardOn<Smol, S>;
 
-/// Adaptive load control of background work on smol ([`load_runtime::BackgroundGate`]),
+/// Adaptive load control of background work on smol ([`BackgroundGateOn`]),
 /// sampling this machine's CPU unless given another source.
 #[cfg(feature = "system")]
-pub type BackgroundGate<S = SystemSource> = load_runtime::BackgroundGate<Smol, S>;
-/// Adaptive load control of background work on smol ([`load_runtime::BackgroundGate`]),
+pub type BackgroundGate<S = SystemSource> = BackgroundGateOn<Smol, S>;
+/// Adaptive load control of background work on smol ([`BackgroundGateOn`]),
 /// with a source of your own.
 #[cfg(not(feature = "system"))]
-pub type BackgroundGate<S> = load_runtime::BackgroundGate<Smol, S>;
+pub type BackgroundGate<S> = BackgroundGateOn<Smol, S>;

@@ -5,19 +5,50 @@
 use std::future::Future;
 use std::time::Duration;
 
-/// The runtime layer itself, for code generic over the runtime or a runtime value of your own.
-pub use load_runtime;
-pub use load_runtime::*;
+// One list, each name at one path: the runtime layer's items a server names (its generic
+// guard and gate are `LoadGuardOn` and `BackgroundGateOn`; `LoadGuard` and `BackgroundGate`
+// below are them on this runtime).
+/// The runtime layer's background gate, generic over the runtime. [`BackgroundGate`] is it
+/// on this crate's runtime.
+#[doc(no_inline)]
+pub use load_runtime::BackgroundGate as BackgroundGateOn;
+/// The runtime layer's request guard, generic over the runtime: for a runtime value of your
+/// own (`LoadGuardOn<MyRuntime, S>`). [`LoadGuard`] is it on this crate's runtime.
+#[doc(no_inline)]
+pub use load_runtime::LoadGuard as LoadGuardOn;
+/// The operator's page of the runtime layer: render it from a guard and a gate.
+#[cfg(feature = "dashboard")]
+#[doc(no_inline)]
+pub use load_runtime::dashboard;
+#[cfg(feature = "http")]
+#[doc(no_inline)]
+pub use load_runtime::http_response;
+/// The Prometheus collector of the runtime layer (`load_runtime::prometheus`).
+#[cfg(feature = "prometheus")]
+#[doc(no_inline)]
+pub use load_runtime::prometheus::LoadCollector;
+#[doc(no_inline)]
+pub use load_runtime::{
+    AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse, Clock,
+    ClusterConfig, ClusterStatus, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
+    CpuPercent, CpuSample, CpuSource, CpuSourceKind, Decision, FailureCounter, FailurePolicy,
+    FixedSource, FromConfig, Instant, LoadControl, ManualClock, Mode, NodeUrl, Origin, Outcome,
+    Pass, PendingPermit, ReadConfigError, RequestPermit, Role, Route, Runtime, ScriptedSource,
+    Secret, Settings, SetupError, Sleep, Smoothing, SourceError, SourceErrorKind, StaticFiles,
+    Stats, StdClock, Text, Threshold, UrlError, env_config, history, keys, monitor, read_config,
+    read_config_with_env,
+};
 
 #[cfg(feature = "opensearch")]
 pub use load_opensearch::{OpenSearchOptions, OpenSearchSource};
 #[cfg(feature = "system")]
 pub use load_system::SystemSource;
 
+/// The tower layer of the runtime layer (`load_runtime::tower`), generic over the runtime:
+/// on this crate's guard it is `LoadControlLayer<Tokio, S>`.
 #[cfg(feature = "tower")]
-mod layer;
-#[cfg(feature = "tower")]
-pub use layer::{LoadControlLayer, LoadControlService, ResponseFuture};
+#[doc(no_inline)]
+pub use load_runtime::tower::{LoadControlLayer, LoadControlService, ResponseFuture};
 
 /// The tokio runtime: spawns on it and sleeps on its timer.
 ///
@@ -77,20 +108,20 @@ impl Runtime for Tokio {
     }
 }
 
-/// HTTP request load control on tokio ([`load_runtime::LoadGuard`]), polling an OpenSearch
+/// HTTP request load control on tokio ([`LoadGuardOn`]), polling an OpenSearch
 /// cluster unless given another source. The runtime is [`Tokio`].
 #[cfg(feature = "opensearch")]
-pub type LoadGuard<S = OpenSearchSource> = load_runtime::LoadGuard<Tokio, S>;
-/// HTTP request load control on tokio ([`load_runtime::LoadGuard`]), with a source of your
+pub type LoadGuard<S = OpenSearchSource> = LoadGuardOn<Tokio, S>;
+/// HTTP request load control on tokio ([`LoadGuardOn`]), with a source of your
 /// own.
 #[cfg(not(feature = "opensearch"))]
-pub type LoadGuard<S> = load_runtime::LoadGuard<Tokio, S>;
+pub type LoadGuard<S> = LoadGuardOn<Tokio, S>;
 
-/// Adaptive load control of background work on tokio ([`load_runtime::BackgroundGate`]),
+/// Adaptive load control of background work on tokio ([`BackgroundGateOn`]),
 /// sampling this machine's CPU unless given another source.
 #[cfg(feature = "system")]
-pub type BackgroundGate<S = SystemSource> = load_runtime::BackgroundGate<Tokio, S>;
-/// Adaptive load control of background work on tokio ([`load_runtime::BackgroundGate`]),
+pub type BackgroundGate<S = SystemSource> = BackgroundGateOn<Tokio, S>;
+/// Adaptive load control of background work on tokio ([`BackgroundGateOn`]),
 /// with a source of your own.
 #[cfg(not(feature = "system"))]
-pub type BackgroundGate<S> = load_runtime::BackgroundGate<Tokio, S>;
+pub type BackgroundGate<S> = BackgroundGateOn<Tokio, S>;

@@ -489,3 +489,71 @@ async fn the_opensearch_source_on_a_current_thread_runtime() {
 async fn the_opensearch_source_on_a_multi_thread_runtime() {
     the_opensearch_source_polls_from_tokio().await;
 }
+
+/// What a server declares never controlled answers through the layer under any load, and
+/// the library's Prometheus collector, mounted there, reads the guard when scraped.
+#[cfg(feature = "prometheus")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_declared_uncontrolled_answer_at_any_load() {
+    use load_tokio::LoadCollector;
+    use prometheus_client::registry::Registry;
+
+    let mut config = config(70, 100);
+    config.uncontrolled = &["/metrics", "/healthz"];
+    let dial = Dial::at(95);
+    let guard = LoadGuard::with_source(&config, dial.clone());
+    let mut registry = Registry::default();
+    LoadCollector::new().guard(&guard).register(&mut registry);
+    let registry = Arc::new(registry);
+    let router = Router::new()
+        .route("/search", get(|| async { "search page" }))
+        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/metrics",
+            get(move || {
+                let registry = Arc::clone(&registry);
+                async move {
+                    let mut text = String::new();
+                    let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
+                    text
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let app = LoadControlLayer::new(guard.clone()).layer(router);
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, ServiceExt::<Request>::into_make_service(app)).await;
+    });
+    // The first controlled request starts the monitor; wait for its 95 %.
+    let _ = get_raw(addr, "/search").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while guard.cpu() != CpuPercent::new(95) {
+        assert!(Instant::now() < deadline, "no sample");
+        tokio::time::sleep(INTERVAL).await;
+    }
+    for _ in 0..5 {
+        assert_eq!(get_raw(addr, "/search?q=x").await.status, 429);
+        assert_eq!(get_raw(addr, "/healthz").await.status, 200);
+    }
+    let scraped = get_raw(addr, "/metrics").await;
+    assert_eq!(scraped.status, 200);
+    let text = String::from_utf8_lossy(&scraped.body).into_owned();
+    assert!(
+        text.contains("load_control_cluster_cpu_percent{value=\"effective\"} 95"),
+        "{text}"
+    );
+    let rejected = guard.stats().rejected_web;
+    assert!(rejected >= 5, "{rejected}");
+    assert!(
+        text.contains(&format!(
+            "load_control_rejected_requests_total{{class=\"web\"}} {rejected}"
+        )),
+        "{text}"
+    );
+    // Neither /metrics nor /healthz was ever counted in flight or rejected.
+    assert_eq!(guard.stats().rejected_api, 0);
+    guard.shutdown().await;
+}

@@ -49,6 +49,7 @@ struct BackgroundShared {
 }
 
 /// What the background gate sees and did.
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BackgroundStats {

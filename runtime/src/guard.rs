@@ -9,7 +9,7 @@ use load_core::history::ClusterHistory;
 use load_core::monitor::{self, ClusterSink, Schedule};
 use load_core::{
     Admission, Clock, ClusterStatus, Config, ControlConfig, CpuPercent, CpuSource, Decision,
-    FromConfig, LoadControl, Role, Route, SetupError, Stats, StdClock, classify_bytes_with,
+    FromConfig, LoadControl, Role, Route, SetupError, Stats, StdClock,
 };
 
 use crate::task::TaskState;
@@ -215,7 +215,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
     #[inline]
     pub fn admit(&self, target: &str) -> Admission<RequestPermit> {
         let shared = &self.inner.shared;
-        let route = classify_bytes_with(target.as_bytes(), shared.control.static_files());
+        let route = shared.control.paths().classify(target);
         let admission = match shared.control.acquire(route, &shared.clock) {
             Ok(ticket) if ticket.is_counted() => {
                 Admission::Admitted(RequestPermit::counted(Arc::clone(shared), ticket))

@@ -5,12 +5,21 @@
 
 mod background;
 mod config_file;
+#[cfg(feature = "dashboard")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dashboard")))]
+pub mod dashboard;
 mod guard;
 #[cfg(feature = "http")]
 mod http;
 mod permit;
+#[cfg(feature = "prometheus")]
+#[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
+pub mod prometheus;
 mod runtime;
 mod task;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;
 
 pub use background::{BackgroundGate, BackgroundStats};
 pub use config_file::{ReadConfigError, env_config, read_config, read_config_with_env};
@@ -20,13 +29,17 @@ pub use http::http_response;
 pub use permit::{PendingPermit, RequestPermit};
 pub use runtime::Runtime;
 
-/// The core crate, for everything not re-exported here.
-pub use load_core;
+// What a server built on the runtime layer names, each at one path. Everything else of the
+// core (its parser, the admission counters, the sinks' internals) is the core's: depend on
+// `load-core` for it.
+#[doc(no_inline)]
 pub use load_core::busy::BusyResponse;
+#[doc(no_inline)]
 pub use load_core::{
-    Admission, AdmissionMode, Clock, ClusterConfig, ClusterStatus, ClusterUrls, Config,
-    ConfigError, ConfigErrorKind, ControlConfig, CpuPercent, CpuSample, CpuSource, CpuSourceKind,
-    Decision, FailurePolicy, FixedSource, FromConfig, Instant, Mode, NodeUrl, Origin, Pass, Role,
-    Route, ScriptedSource, Secret, SetupError, Sleep, Smoothing, SourceError, SourceErrorKind,
+    AdaptiveGate, Admission, AdmissionMode, AdmissionStats, Clock, ClusterConfig, ClusterStatus,
+    ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig, CpuPercent, CpuSample,
+    CpuSource, CpuSourceKind, Decision, FailureCounter, FailurePolicy, FixedSource, FromConfig,
+    Instant, LoadControl, ManualClock, Mode, NodeUrl, Origin, Outcome, Pass, Role, Route,
+    ScriptedSource, Secret, Settings, SetupError, Sleep, Smoothing, SourceError, SourceErrorKind,
     StaticFiles, Stats, StdClock, Text, Threshold, UrlError, history, keys, monitor,
 };

@@ -15,6 +15,11 @@ use crate::guard::GuardShared;
 ///
 /// In Fess's mode (the default) it holds nothing and its drop does nothing: admitting
 /// costs what [`crate::LoadGuard::check`] costs.
+///
+/// The permit family: the core's `Ticket` is what the count needs, its `Permit` borrows a
+/// `LoadControl`; a [`RequestPermit`] owns its guard (`'static`), and a [`PendingPermit`]
+/// wraps one and records the completion only when [`PendingPermit::complete`] is called
+/// (dropped before, it abandons).
 #[must_use = "dropping the permit at once records a request that took no time"]
 pub struct RequestPermit {
     /// The guard and the ticket, for a counted request only (an uncounted one does not
@@ -80,6 +85,10 @@ impl fmt::Debug for RequestPermit {
 /// pending.complete(); // recorded; had the future been dropped first: abandoned
 /// # }
 /// ```
+/// The permit family: the core's `Ticket` is what the count needs, its `Permit` borrows a
+/// `LoadControl`; a [`RequestPermit`] owns its guard (`'static`), and a [`PendingPermit`]
+/// wraps one and records the completion only when [`PendingPermit::complete`] is called
+/// (dropped before, it abandons).
 #[derive(Debug)]
 #[must_use = "a pending permit dropped at once abandons its request"]
 pub struct PendingPermit(Option<RequestPermit>);

@@ -6,7 +6,10 @@ use load_core::{SourceError, SourceErrorKind};
 
 /// The whole body, or [`ParseError::TooLarge`] when its announced length or the bytes
 /// that came are over `cap` (reading stops one byte past it).
-pub async fn read_body(response: &mut surf::Response, cap: usize) -> Result<Vec<u8>, SourceError> {
+pub(crate) async fn read_body(
+    response: &mut surf::Response,
+    cap: usize,
+) -> Result<Vec<u8>, SourceError> {
     if let Some(len) = response.len()
         && len > cap
     {
@@ -25,7 +28,7 @@ pub async fn read_body(response: &mut surf::Response, cap: usize) -> Result<Vec<
 
 /// Reads at most `cap + 1` bytes of the body, so that "longer than `cap`" shows without
 /// buffering more.
-pub async fn read_capped(
+pub(crate) async fn read_capped(
     response: &mut surf::Response,
     cap: usize,
 ) -> Result<Vec<u8>, SourceError> {

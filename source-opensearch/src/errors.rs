@@ -14,7 +14,7 @@ use crate::connections::{Failure, Phase};
 ///   of the answer ([`SourceErrorKind::Io`]);
 /// - connected, and bytes came that are not an HTTP answer ([`SourceErrorKind::Protocol`]):
 ///   a server of another protocol on the port, or an answer out of step.
-pub fn send_error(error: &surf::Error) -> SourceError {
+pub(crate) fn send_error(error: &surf::Error) -> SourceError {
     let Some(failure) = error.downcast_ref::<Failure>() else {
         return SourceError::new(SourceErrorKind::Other, &error.to_string());
     };
@@ -76,7 +76,7 @@ fn os_error(text: &str) -> Option<i32> {
 
 /// An error body in a few words: `type: reason` of an OpenSearch/Elasticsearch error, else
 /// its first non-empty line (the security plugin answers in plain text), else `fallback`.
-pub fn describe_error_body(body: &[u8], fallback: &str) -> String {
+pub(crate) fn describe_error_body(body: &[u8], fallback: &str) -> String {
     if let Some((kind, reason)) = load_core::node_stats::error_summary(body) {
         return if reason.is_empty() {
             kind.to_owned()

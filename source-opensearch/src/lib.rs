@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 mod body;
+mod client;
 mod connections;
 mod errors;
 mod nodes;
@@ -10,10 +11,7 @@ mod options;
 mod source;
 mod timer;
 
-pub use body::{read_body, read_capped};
-pub use errors::{describe_error_body, send_error};
-pub use nodes::{ClusterNodes, Endpoint};
+pub use client::{ClusterClient, ClusterResponse, Method};
 pub use options::OpenSearchOptions;
 pub use source::OpenSearchSource;
-pub use surf;
 pub use timer::IoTimer;

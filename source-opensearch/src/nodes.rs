@@ -18,7 +18,7 @@ use crate::connections::Connections;
 
 /// One address of the cluster.
 #[derive(Clone)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     /// The address without credentials, ending in `/`.
     base: surf::Url,
     /// The address without its password, for log lines and errors.
@@ -50,26 +50,21 @@ impl Endpoint {
 
     /// The address without credentials, ending in `/`: paths go below it.
     #[must_use]
-    pub fn base(&self) -> &surf::Url {
+    pub(crate) fn base(&self) -> &surf::Url {
         &self.base
-    }
-
-    /// The address as log lines and errors show it: without its password.
-    #[must_use]
-    pub fn shown(&self) -> &str {
-        &self.shown
     }
 
     /// The value of the `Authorization` header to send, when credentials are set. Never log
     /// it.
+    #[cfg(test)]
     #[must_use]
-    pub fn authorization(&self) -> Option<&str> {
+    pub(crate) fn authorization(&self) -> Option<&str> {
         self.authorization.as_deref()
     }
 
     /// `request` with this endpoint's `Authorization` header, if any.
     #[must_use]
-    pub fn authorize(&self, request: surf::RequestBuilder) -> surf::RequestBuilder {
+    pub(crate) fn authorize(&self, request: surf::RequestBuilder) -> surf::RequestBuilder {
         match &self.authorization {
             Some(authorization) => request.header("Authorization", authorization.as_str()),
             None => request,
@@ -102,7 +97,7 @@ impl fmt::Debug for Endpoint {
 ///   body, an error status): the next exchange then goes to the next address, round robin.
 /// - **No Nagle delay**: a request's head and body leave in two writes; with Nagle's
 ///   algorithm the body would wait ~40 ms for the ACK of the head.
-pub struct ClusterNodes {
+pub(crate) struct ClusterNodes {
     client: surf::Client,
     endpoints: Vec<Endpoint>,
     current: AtomicUsize,
@@ -112,7 +107,7 @@ pub struct ClusterNodes {
 
 impl ClusterNodes {
     /// The default timeout of a whole exchange.
-    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+    pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
     /// The cluster at `urls`, with `options`, keeping at most `per_host` connections to each
     /// address open at once (at least 1; more concurrent exchanges wait for one).
@@ -121,7 +116,7 @@ impl ClusterNodes {
     ///
     /// [`SourceErrorKind::Connect`] for an address that is no HTTP(S) URL, or a CA file that
     /// cannot be read or parsed.
-    pub fn new(
+    pub(crate) fn new(
         urls: &ClusterUrls,
         options: &OpenSearchOptions,
         per_host: usize,
@@ -151,7 +146,7 @@ impl ClusterNodes {
     ///
     /// A [`SourceErrorKind::Other`] naming `search_engine.http.url` when no address is set;
     /// else as [`ClusterNodes::new`].
-    pub fn from_config(
+    pub(crate) fn from_config(
         cluster: &ClusterConfig,
         per_host: usize,
     ) -> Result<ClusterNodes, SourceError> {
@@ -166,37 +161,25 @@ impl ClusterNodes {
 
     /// How many addresses it uses in turn.
     #[must_use]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.endpoints.len()
-    }
-
-    /// Whether it has no address (never: [`ClusterUrls`] holds at least one).
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.endpoints.is_empty()
     }
 
     /// The index of the address the next exchange goes to.
     #[must_use]
-    pub fn current(&self) -> usize {
+    pub(crate) fn current(&self) -> usize {
         self.current.load(Ordering::Relaxed) % self.endpoints.len()
     }
 
     /// The address at `index` (modulo their number).
     #[must_use]
-    pub fn endpoint(&self, index: usize) -> &Endpoint {
+    pub(crate) fn endpoint(&self, index: usize) -> &Endpoint {
         &self.endpoints[index % self.endpoints.len()]
-    }
-
-    /// The timeout of a whole exchange.
-    #[must_use]
-    pub fn timeout(&self) -> Duration {
-        self.timeout
     }
 
     /// The largest body read.
     #[must_use]
-    pub fn max_body(&self) -> usize {
+    pub(crate) fn max_body(&self) -> usize {
         self.max_body
     }
 
@@ -212,7 +195,7 @@ impl ClusterNodes {
     ///
     /// The caller's error as it is; the exchange's, or [`SourceErrorKind::Timeout`], naming
     /// the address. Either of the latter moves the next exchange to the next address.
-    pub async fn exchange<T, F, Z>(
+    pub(crate) async fn exchange<T, F, Z>(
         &self,
         sleep: &Z,
         prepare: impl FnOnce(surf::Client, &Endpoint) -> Result<F, SourceError>,

@@ -10,7 +10,8 @@ use load_core::{
 
 use crate::body::{read_body, read_capped};
 use crate::errors::{describe_error_body, send_error};
-use crate::{ClusterNodes, IoTimer, OpenSearchOptions};
+use crate::nodes::ClusterNodes;
+use crate::{IoTimer, OpenSearchOptions};
 
 /// How much of an error body is read to describe it.
 const ERROR_BODY_PREFIX: usize = 4096;
@@ -18,8 +19,8 @@ const ERROR_BODY_PREFIX: usize = 4096;
 /// Connections a source keeps to each address: one poll at a time, plus one being closed.
 const CONNECTIONS: usize = 2;
 
-/// Polls `GET {url}/_nodes/stats/os?filter_path=_nodes,nodes.*.os.cpu.percent` and reads
-/// the busiest node's CPU with the core's parser ([`load_core::node_stats`]).
+/// Polls `GET {url}`[`NODE_STATS_PATH`] and reads the busiest node's CPU (and its search
+/// queue) with the core's parser ([`load_core::node_stats`]).
 ///
 /// - `http://` and `https://` (TLS through the system's OpenSSL); trust an extra CA with
 ///   [`OpenSearchOptions::ca_certificate`]. Basic auth from the URL's userinfo
@@ -27,7 +28,7 @@ const CONNECTIONS: usize = 2;
 /// - Several addresses ([`OpenSearchSource::cluster`], Fess's comma-separated
 ///   `search_engine.http.url`): each poll goes to one of them (any node answers for the
 ///   whole cluster); after a failed poll the next goes to the next address, round robin,
-///   on a fresh connection ([`ClusterNodes`]). Each error names the address it came from
+///   on a fresh connection. Each error names the address it came from
 ///   (without its password), and each sample says which answered
 ///   ([`CpuSample::endpoint`]).
 /// - A non-2xx status is an error naming the status and the first line of the body; a
@@ -102,12 +103,6 @@ impl<Z> OpenSearchSource<Z> {
             nodes: self.nodes,
             sleep,
         }
-    }
-
-    /// The addresses it polls in turn.
-    #[must_use]
-    pub fn nodes(&self) -> &ClusterNodes {
-        &self.nodes
     }
 
     /// The URL the next poll goes to, without credentials.

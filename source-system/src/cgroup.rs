@@ -7,6 +7,54 @@ use std::time::Duration;
 
 use load_core::{Clock, CpuPercent, CpuSample, CpuSource, Instant, SourceError, SourceErrorKind};
 
+/// Why a cgroup could not be read: which file, and what was wrong with it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum CgroupError {
+    /// Neither interface's CPU accounting is readable under this directory.
+    NotFound {
+        /// The directory searched.
+        root: PathBuf,
+    },
+    /// A file could not be read.
+    Read {
+        /// The file.
+        file: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// A file was read but does not say what it should.
+    Malformed {
+        /// The file.
+        file: PathBuf,
+        /// What was wrong, with the text found.
+        reason: String,
+    },
+}
+
+impl fmt::Display for CgroupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CgroupError::NotFound { root } => write!(
+                f,
+                "no readable cgroup CPU accounting under {} (neither cpu.stat nor cpuacct.usage)",
+                root.display()
+            ),
+            CgroupError::Read { file, source } => write!(f, "{}: {source}", file.display()),
+            CgroupError::Malformed { file, reason } => write!(f, "{}: {reason}", file.display()),
+        }
+    }
+}
+
+impl std::error::Error for CgroupError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CgroupError::Read { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
 /// Which cgroup interface was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CgroupVersion {
@@ -32,8 +80,9 @@ impl Cgroup {
     ///
     /// # Errors
     ///
-    /// A description when neither interface's usage file can be read there.
-    pub fn detect(root: &Path) -> Result<Cgroup, String> {
+    /// [`CgroupError::NotFound`] when neither interface's usage file is there; the
+    /// v1 usage file's own error when it is there but unreadable.
+    pub fn detect(root: &Path) -> Result<Cgroup, CgroupError> {
         let v2_usage = root.join("cpu.stat");
         if read_usage(CgroupVersion::V2, &v2_usage).is_ok() {
             return Ok(Cgroup {
@@ -55,13 +104,11 @@ impl Cgroup {
         };
         let Some(usage_file) = pick(&["cpuacct", "cpu,cpuacct", "cpuacct,cpu"], "cpuacct.usage")
         else {
-            return Err(format!(
-                "no readable cgroup CPU accounting under {} (neither cpu.stat nor cpuacct.usage)",
-                root.display()
-            ));
+            return Err(CgroupError::NotFound {
+                root: root.to_path_buf(),
+            });
         };
-        read_usage(CgroupVersion::V1, &usage_file)
-            .map_err(|e| format!("{}: {e}", usage_file.display()))?;
+        read_usage(CgroupVersion::V1, &usage_file)?;
         let read = |file: &str| {
             pick(&["cpu", "cpu,cpuacct", "cpuacct,cpu"], file)
                 .and_then(|p| std::fs::read_to_string(p).ok())
@@ -111,25 +158,32 @@ impl Cgroup {
     /// # Errors
     ///
     /// When the usage file cannot be read or parsed.
-    pub fn usage(&self) -> Result<Duration, String> {
+    pub fn usage(&self) -> Result<Duration, CgroupError> {
         read_usage(self.version, &self.usage_file)
     }
 }
 
-fn read_usage(version: CgroupVersion, file: &Path) -> Result<Duration, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+fn read_usage(version: CgroupVersion, file: &Path) -> Result<Duration, CgroupError> {
+    let text = std::fs::read_to_string(file).map_err(|source| CgroupError::Read {
+        file: file.to_path_buf(),
+        source,
+    })?;
+    let malformed = |reason: String| CgroupError::Malformed {
+        file: file.to_path_buf(),
+        reason,
+    };
     match version {
         CgroupVersion::V2 => text
             .lines()
             .find_map(|line| line.strip_prefix("usage_usec "))
             .and_then(|n| n.trim().parse().ok())
             .map(Duration::from_micros)
-            .ok_or_else(|| "no usage_usec line".to_owned()),
+            .ok_or_else(|| malformed("no usage_usec line".to_owned())),
         CgroupVersion::V1 => text
             .trim()
             .parse()
             .map(Duration::from_nanos)
-            .map_err(|_| format!("not a number: {:?}", text.trim())),
+            .map_err(|_| malformed(format!("not a number: {:?}", text.trim()))),
     }
 }
 
@@ -189,7 +243,7 @@ impl<C: Clock> CgroupSource<C> {
     pub fn new(cgroup: Cgroup, cpus: f64, clock: C) -> Result<CgroupSource<C>, SourceError> {
         let usage = cgroup
             .usage()
-            .map_err(|e| SourceError::new(SourceErrorKind::Unsupported, &e))?;
+            .map_err(|e| SourceError::new(SourceErrorKind::Unsupported, &e.to_string()))?;
         let now = clock.now();
         Ok(CgroupSource {
             cgroup,
@@ -214,7 +268,7 @@ impl<C: Clock> CgroupSource<C> {
         let usage = self
             .cgroup
             .usage()
-            .map_err(|e| SourceError::new(SourceErrorKind::Io, &e))?;
+            .map_err(|e| SourceError::new(SourceErrorKind::Io, &e.to_string()))?;
         let now = self.clock.now();
         let (last_usage, last_time) = self.last;
         let elapsed = now.saturating_duration_since(last_time);

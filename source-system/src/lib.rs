@@ -5,5 +5,5 @@
 mod cgroup;
 mod system;
 
-pub use cgroup::{Cgroup, CgroupSource, CgroupVersion, cpu_percent};
+pub use cgroup::{Cgroup, CgroupError, CgroupSource, CgroupVersion, cpu_percent};
 pub use system::{DEFAULT_CGROUP_ROOT, LocalCpu, SystemSource};

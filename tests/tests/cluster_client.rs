@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use load_core::{ClusterUrls, SourceErrorKind};
-use load_examples::cluster::{ClusterClient, Method};
 use load_opensearch::OpenSearchOptions;
+use load_opensearch::{ClusterClient, Method};
 use load_tests::{Reply, Stub, dead_url};
 
 fn urls(text: &str) -> ClusterUrls {
@@ -23,7 +23,7 @@ fn sends_json_and_returns_any_status_with_its_error() {
     let client =
         ClusterClient::cluster(&urls(&stub.url()), &OpenSearchOptions::new()).expect("client");
     let query = br#"{"query":{"match":{"content":"load"}}}"#;
-    let missing = smol::block_on(client.request(Method::POST, "/docs/_search", Some(query)))
+    let missing = smol::block_on(client.request(Method::Post, "/docs/_search", Some(query)))
         .expect("an answer");
     assert_eq!(missing.status, 404);
     assert!(!missing.is_success());
@@ -31,7 +31,7 @@ fn sends_json_and_returns_any_status_with_its_error() {
         missing.error_summary(),
         "index_not_found_exception: no such index [docs]"
     );
-    let found = smol::block_on(client.request(Method::GET, "/docs/_search?size=1", None))
+    let found = smol::block_on(client.request(Method::Get, "/docs/_search?size=1", None))
         .expect("an answer");
     assert!(found.is_success());
     assert_eq!(found.body, br#"{"hits":{"hits":[]}}"#);
@@ -55,7 +55,7 @@ fn credentials_are_sent_and_never_shown() {
     let stub = Stub::start(Reply::json(200, "{}"));
     let options = OpenSearchOptions::new().credentials("admin", "Hunter2-pw");
     let client = ClusterClient::cluster(&urls(&stub.url()), &options).expect("client");
-    smol::block_on(client.request(Method::GET, "/", None)).expect("an answer");
+    smol::block_on(client.request(Method::Get, "/", None)).expect("an answer");
     assert_eq!(
         stub.seen()[0].authorization.as_deref(),
         Some("Basic YWRtaW46SHVudGVyMi1wdw==")
@@ -64,7 +64,7 @@ fn credentials_are_sent_and_never_shown() {
 
     let dead = dead_url().replace("http://", "http://admin:Hunter2-pw@");
     let client = ClusterClient::cluster(&urls(&dead), &OpenSearchOptions::new()).expect("client");
-    let error = smol::block_on(client.request(Method::GET, "/", None)).expect_err("dead");
+    let error = smol::block_on(client.request(Method::Get, "/", None)).expect_err("dead");
     assert_eq!(error.kind(), SourceErrorKind::Connect);
     assert!(!error.to_string().contains("Hunter2"), "{error}");
 }
@@ -79,9 +79,9 @@ fn a_dead_address_fails_once_then_the_next_answers() {
     )
     .expect("client");
     assert_eq!(client.endpoints(), 2);
-    let error = smol::block_on(client.request(Method::GET, "/", None)).expect_err("dead");
+    let error = smol::block_on(client.request(Method::Get, "/", None)).expect_err("dead");
     assert!(error.to_string().contains(&dead), "{error}");
-    let answer = smol::block_on(client.request(Method::GET, "/", None)).expect("the next");
+    let answer = smol::block_on(client.request(Method::Get, "/", None)).expect("the next");
     assert_eq!((answer.status, answer.endpoint), (200, 1));
 }
 
@@ -91,10 +91,10 @@ fn the_timeout_covers_the_whole_exchange_and_closes_its_connection() {
     stub.push(Reply::json(200, "{}").delayed(Duration::from_secs(3)));
     let options = OpenSearchOptions::new().timeout(Duration::from_millis(300));
     let client = ClusterClient::cluster(&urls(&stub.url()), &options).expect("client");
-    let error = smol::block_on(client.request(Method::GET, "/slow", None)).expect_err("slow");
+    let error = smol::block_on(client.request(Method::Get, "/slow", None)).expect_err("slow");
     assert_eq!(error.kind(), SourceErrorKind::Timeout);
     // The next request does not wait behind the stuck connection: a new one answers.
-    let answer = smol::block_on(client.request(Method::GET, "/next", None)).expect("next");
+    let answer = smol::block_on(client.request(Method::Get, "/next", None)).expect("next");
     assert_eq!(answer.status, 200);
     assert_eq!(stub.connections(), 2);
 }
@@ -111,7 +111,7 @@ fn an_abandoned_exchange_never_leaves_its_connection_for_the_next() {
     let client = ClusterClient::with_connections(&urls(&stub.url()), &OpenSearchOptions::new(), 1)
         .expect("client");
     smol::block_on(async {
-        let first = client.request(Method::GET, "/first", None);
+        let first = client.request(Method::Get, "/first", None);
         let gave_up = async {
             smol::Timer::after(Duration::from_millis(100)).await;
             None
@@ -123,7 +123,7 @@ fn an_abandoned_exchange_never_leaves_its_connection_for_the_next() {
         smol::Timer::after(Duration::from_millis(400)).await;
         for _ in 0..3 {
             let answer = client
-                .request(Method::GET, "/second", None)
+                .request(Method::Get, "/second", None)
                 .await
                 .expect("an answer of its own");
             assert_eq!(answer.body, br#"{"answer":"second"}"#);
@@ -144,7 +144,7 @@ fn an_answer_that_is_not_http_is_unreadable_not_a_connect_failure() {
         let stub = Stub::start(Reply::not_http(bytes));
         let client =
             ClusterClient::cluster(&urls(&stub.url()), &OpenSearchOptions::new()).expect("client");
-        let error = smol::block_on(client.request(Method::GET, "/", None)).expect_err("not HTTP");
+        let error = smol::block_on(client.request(Method::Get, "/", None)).expect_err("not HTTP");
         let message = error.to_string();
         assert_ne!(error.kind(), SourceErrorKind::Connect, "{message}");
         assert!(!message.contains("connect"), "{message}");
@@ -160,7 +160,7 @@ fn a_body_over_the_cap_is_an_error() {
     let stub = Stub::start(Reply::megabytes(1));
     let options = OpenSearchOptions::new().max_body(64 * 1024);
     let client = ClusterClient::cluster(&urls(&stub.url()), &options).expect("client");
-    let error = smol::block_on(client.request(Method::GET, "/big", None)).expect_err("big");
+    let error = smol::block_on(client.request(Method::Get, "/big", None)).expect_err("big");
     assert!(matches!(error.kind(), SourceErrorKind::Body(_)), "{error}");
 }
 
@@ -176,10 +176,10 @@ fn posts_do_not_stall_on_nagle_and_delayed_acks() {
         ClusterClient::cluster(&urls(&stub.url()), &OpenSearchOptions::new()).expect("client");
     let query = br#"{"query":{"match":{"content":"load"}}}"#;
     // The first exchange opens the connection (and runs in quick-ACK mode).
-    smol::block_on(client.request(Method::POST, "/docs/_search", Some(query))).expect("first");
+    smol::block_on(client.request(Method::Post, "/docs/_search", Some(query))).expect("first");
     let started = std::time::Instant::now();
     for _ in 0..20 {
-        smol::block_on(client.request(Method::POST, "/docs/_search", Some(query)))
+        smol::block_on(client.request(Method::Post, "/docs/_search", Some(query)))
             .expect("an answer");
     }
     let took = started.elapsed();
@@ -204,7 +204,7 @@ fn a_path_never_leaves_the_clusters_address() {
         format!("//{other}/x"),
         format!("/\\/{other}/x"),
     ] {
-        let outcome = smol::block_on(client.request(Method::GET, &path, None));
+        let outcome = smol::block_on(client.request(Method::Get, &path, None));
         if let Ok(answer) = &outcome {
             assert_eq!(answer.endpoint, 0, "{path}");
         }
@@ -219,10 +219,10 @@ fn a_path_never_leaves_the_clusters_address() {
     )
     .expect("client");
     let before = cluster.requests();
-    let outcome = smol::block_on(prefixed.request(Method::GET, "/../admin", None));
+    let outcome = smol::block_on(prefixed.request(Method::Get, "/../admin", None));
     assert!(outcome.is_err(), "{outcome:?}");
     assert_eq!(cluster.requests(), before, "nothing sent");
-    smol::block_on(prefixed.request(Method::GET, "/docs/_search", None)).expect("answer");
+    smol::block_on(prefixed.request(Method::Get, "/docs/_search", None)).expect("answer");
     assert_eq!(
         cluster.seen().last().map(|s| s.target.clone()).as_deref(),
         Some("/search-engine/docs/_search")

@@ -45,13 +45,15 @@ fn values_are_copy() {
     copy::<load_core::node_stats::NodeStats>();
 }
 
-/// The control settings are what a microcontroller keeps: small. The cluster's connection
-/// (addresses, credentials, CA: inline, about 1.4 KB) is a value of its own.
+/// The control settings are what a microcontroller keeps: small (144 bytes since the
+/// uncontrolled paths, a slice of two words, joined the static-file prefixes). The
+/// cluster's connection (addresses, credentials, CA: inline, about 1.4 KB) is a value of
+/// its own.
 #[test]
 fn the_control_settings_are_small_and_the_connection_apart() {
     let control = core::mem::size_of::<ControlConfig>();
     let cluster = core::mem::size_of::<ClusterConfig>();
-    assert!(control <= 128, "ControlConfig is {control} bytes");
+    assert!(control <= 144, "ControlConfig is {control} bytes");
     assert!(cluster >= 1024, "ClusterConfig is {cluster} bytes");
     assert_eq!(
         core::mem::size_of::<Config>(),

@@ -240,7 +240,7 @@ proptest! {
 
     #[test]
     fn classify_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
-        let _ = load_core::classify_bytes(&bytes);
+        let _ = load_core::PathRules::FESS.classify(&bytes);
     }
 }
 

@@ -675,17 +675,13 @@ async fn the_demo_searches_and_indexes_on_the_cluster<R: Runtime + Default>() {
             .to_ascii_lowercase()
     );
     // A fresh index each run.
-    let client = load_examples::cluster::ClusterClient::cluster(
+    let client = load_opensearch::ClusterClient::cluster(
         &load_core::ClusterUrls::parse(&cluster.url).expect("url"),
         &OpenSearchOptions::new(),
     )
     .expect("client");
     let deleted = client
-        .request(
-            load_examples::cluster::Method::DELETE,
-            &format!("/{index}"),
-            None,
-        )
+        .request(load_opensearch::Method::Delete, &format!("/{index}"), None)
         .await
         .expect("delete");
     assert!(matches!(deleted.status, 200 | 404), "{deleted:?}");
@@ -768,7 +764,7 @@ async fn the_demo_searches_and_indexes_on_the_cluster<R: Runtime + Default>() {
     let secure = secure();
     let urls = load_core::ClusterUrls::parse(&secure.url).expect("url");
     let with = |password: &str| {
-        load_examples::cluster::ClusterClient::cluster(
+        load_opensearch::ClusterClient::cluster(
             &urls,
             &OpenSearchOptions::new()
                 .ca_certificate(&secure.ca)
@@ -777,25 +773,17 @@ async fn the_demo_searches_and_indexes_on_the_cluster<R: Runtime + Default>() {
         .expect("client")
     };
     let health = with(&secure.password)
-        .request(
-            load_examples::cluster::Method::GET,
-            "/_cluster/health",
-            None,
-        )
+        .request(load_opensearch::Method::Get, "/_cluster/health", None)
         .await
         .expect("an answer");
     assert_eq!(health.status, 200, "{health:?}");
     let head = with(&secure.password)
-        .request(load_examples::cluster::Method::HEAD, "/", None)
+        .request(load_opensearch::Method::Head, "/", None)
         .await
         .expect("HEAD answers without waiting for a body");
     assert_eq!(head.status, 200);
     let refused = with("not-the-password")
-        .request(
-            load_examples::cluster::Method::GET,
-            "/_cluster/health",
-            None,
-        )
+        .request(load_opensearch::Method::Get, "/_cluster/health", None)
         .await
         .expect("an answer");
     assert_eq!(refused.status, 401, "{refused:?}");

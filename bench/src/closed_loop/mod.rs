@@ -43,9 +43,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use load_examples::cluster::{ClusterClient, Method};
 use load_examples::corpus::Corpus;
 use load_examples::search::Search;
+use load_opensearch::{ClusterClient, Method};
 use serde_json::{Value, json};
 
 use cpu::CpuLog;
@@ -516,7 +516,7 @@ pub fn preload(cluster: &str, addr: SocketAddr, documents: usize) -> Result<(), 
             format!("/{INDEX}/_forcemerge?max_num_segments=1"),
         ] {
             let answer = client
-                .request(Method::POST, &path, None)
+                .request(Method::Post, &path, None)
                 .await
                 .map_err(|e| format!("{path}: {e}"))?;
             if !answer.is_success() {

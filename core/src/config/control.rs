@@ -37,6 +37,8 @@ pub enum Smoothing {
 }
 
 /// Whether rejections are enforced (`load.control.mode`).
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Mode {
     /// Reject (Fess; the default).
@@ -48,6 +50,8 @@ pub enum Mode {
 }
 
 /// How a class whose threshold is reached admits requests (`load.control.admission`).
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum AdmissionMode {
     /// Every request of the class is rejected while its threshold is reached (Fess; the
@@ -148,6 +152,12 @@ pub struct ControlConfig {
     /// extension anywhere excludes a request ([`StaticFiles::Everywhere`]). See
     /// [`StaticFiles`]; fixed at construction of a [`crate::LoadControl`].
     pub static_files: StaticFiles,
+    /// Paths this server declares never controlled (set in code; no key), beyond Fess's
+    /// `/admin`, `/error` and `/login`: its metrics, health checks and probes, which must
+    /// answer under any load. Whole segments on canonical targets (see
+    /// [`crate::PathRules`]); empty by default (Fess); fixed at construction of a
+    /// [`crate::LoadControl`].
+    pub uncontrolled: &'static [&'static str],
 }
 
 impl ControlConfig {
@@ -173,12 +183,23 @@ impl ControlConfig {
         admission_cooloff: 2,
         admission_initial: 8,
         static_files: StaticFiles::Everywhere,
+        uncontrolled: &[],
     };
 
     /// The defaults, [`ControlConfig::DEFAULT`].
     #[must_use]
     pub const fn new() -> ControlConfig {
         ControlConfig::DEFAULT
+    }
+
+    /// How requests are classified: [`ControlConfig::static_files`] and
+    /// [`ControlConfig::uncontrolled`] over Fess's rules.
+    #[must_use]
+    pub const fn paths(&self) -> crate::PathRules {
+        crate::PathRules {
+            static_files: self.static_files,
+            uncontrolled: self.uncontrolled,
+        }
     }
 
     /// Whether HTTP request control is on: a class's threshold is not off. When it is off,

@@ -144,3 +144,15 @@ impl fmt::Display for ConfigError {
 }
 
 impl core::error::Error for ConfigError {}
+
+impl From<crate::properties::EscapeError> for ConfigError {
+    /// A malformed `\\u` escape: the file is refused at its line.
+    fn from(error: crate::properties::EscapeError) -> ConfigError {
+        ConfigError {
+            at: Origin::Line(error.line),
+            key: Snippet::new(""),
+            value: error.text,
+            kind: ConfigErrorKind::MalformedEscape,
+        }
+    }
+}

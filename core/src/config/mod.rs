@@ -231,6 +231,7 @@ impl Config {
                 monitor_jitter: self.control.monitor_jitter,
                 adaptive_source: self.control.adaptive_source,
                 static_files: self.control.static_files,
+                uncontrolled: self.control.uncontrolled,
                 ..new.control
             },
             cluster: self.cluster.clone(),

@@ -5,20 +5,25 @@ use core::fmt;
 
 use embassy_sync::blocking_mutex::CriticalSectionMutex;
 
-use crate::admission::{Admission, AdmissionStats, Limiter, Permit, Ticket};
+use crate::admission::Limiter;
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
-use crate::node_stats::SearchPool;
 use crate::policy::{Hysteresis, Outcome, Signal, SignalPolicy};
 use crate::{
-    AdmissionMode, Clock, ControlConfig, CpuGauge, CpuPercent, FailurePolicy, Instant, Mode,
-    Reading, Route, StaticFiles, Threshold, classify_bytes_with,
+    AdmissionMode, ControlConfig, CpuGauge, CpuPercent, FailurePolicy, Instant, Mode, PathRules,
+    Reading, Route, Threshold,
 };
 
+mod limit;
+mod permit;
 mod rejections;
 mod retry;
 mod transitions;
 mod word;
 
+#[cfg(test)]
+mod admission_tests;
+
+pub use permit::{Admission, Permit, Ticket};
 use rejections::RejectionCounters;
 use retry::RetryAfter;
 pub use transitions::Transitions;
@@ -47,6 +52,7 @@ const REQUESTED: u8 = 1;
 const TAKEN: u8 = 2;
 
 /// The settings a request decision depends on, as one consistent snapshot.
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
     /// The web threshold.
@@ -139,7 +145,7 @@ pub struct LoadControl {
     rejected: RejectionCounters,
     retry: RetryAfter,
     /// Where the static-extension rule applies; fixed at construction.
-    static_files: StaticFiles,
+    paths: PathRules,
     /// The limit mode's in-flight count, cap and window (idle in the threshold mode).
     limiter: Limiter,
 }
@@ -187,15 +193,15 @@ impl LoadControl {
             })),
             rejected: RejectionCounters::new(),
             retry: RetryAfter::new(config.retry_after, config.retry_after_jitter),
-            static_files: config.static_files,
+            paths: config.paths(),
             limiter: Limiter::new(config.admission_initial),
         }
     }
 
     /// Decides a request by its target (path, `;params` and `?query` as received).
     ///
-    /// In order: excluded requests pass ([`crate::classify_with`], with the configured
-    /// [`StaticFiles`]); a class whose threshold is off passes; otherwise the request is
+    /// In order: excluded requests pass ([`PathRules::classify`], with the configured
+    /// [`crate::StaticFiles`] and uncontrolled paths); a class whose threshold is off passes; otherwise the request is
     /// rejected while its class is in the rejecting state (with Fess's settings: while the
     /// cluster CPU is at or above the threshold). In [`Mode::Monitor`] it is admitted and
     /// counted instead.
@@ -214,7 +220,7 @@ impl LoadControl {
     /// counter) write.
     #[inline]
     pub fn check(&self, target: &str) -> Decision {
-        self.check_route(classify_bytes_with(target.as_bytes(), self.static_files))
+        self.check_route(self.paths.classify(target))
     }
 
     /// [`LoadControl::check`] for a request already classified.
@@ -284,232 +290,6 @@ impl LoadControl {
             self.reject(word, Route::Web)
         } else {
             Decision::Allow
-        }
-    }
-
-    /// [`LoadControl::check`] in the limit mode. A checked request is not counted, so an
-    /// armed class rejects it, as Fess's rule does (a server that only checks would
-    /// otherwise admit everything under a cap nobody fills); disarmed, it is admitted below
-    /// the bound of the requests [`LoadControl::admit`] counts (none while the poll reports
-    /// the cluster's search pool, else the ceiling; the cap while the flood bound holds).
-    #[cold]
-    fn check_limited(&self, word: Word, route: Route) -> Decision {
-        let armed = self.armed(word, route);
-        // No clock here: the probe's halving is for counted admissions only.
-        if armed {
-            self.reject(word, route)
-        } else if self.limiter.in_flight() < self.limiter.limit(false, None) {
-            Decision::Allow
-        } else {
-            // The flood bound, counted apart from the CPU's rejections.
-            self.rejected.count_flood();
-            if word.monitor() {
-                Decision::Allow
-            } else {
-                Decision::Reject(route)
-            }
-        }
-    }
-
-    /// Whether `route` (web or API; ambiguous: either) is armed in `word`.
-    #[inline]
-    fn armed(&self, word: Word, route: Route) -> bool {
-        match route {
-            Route::Api => word.rejecting(true),
-            Route::Ambiguous => word.rejecting(true) || word.rejecting(false),
-            _ => word.rejecting(false),
-        }
-    }
-
-    /// Admits a request by its target, with a permit to hold while it is served: the
-    /// decision of [`LoadControl::check`], plus, in the limit mode
-    /// ([`AdmissionMode::Limit`]), the in-flight count. Dropping the permit counts the
-    /// request out and records its latency on `clock` ([`crate::admission`]).
-    ///
-    /// # Performance
-    ///
-    /// In Fess's mode, what [`LoadControl::check`] costs: the permit holds nothing and its
-    /// drop does nothing. In the limit mode, an atomic increment and a clock read when
-    /// admitted, and at the drop a clock read, a decrement and two additions; no lock and
-    /// no allocation.
-    #[inline(always)]
-    pub fn admit<'a, C: Clock + ?Sized>(
-        &'a self,
-        target: &str,
-        clock: &'a C,
-    ) -> Admission<Permit<'a, C>> {
-        self.admit_route(
-            classify_bytes_with(target.as_bytes(), self.static_files),
-            clock,
-        )
-    }
-
-    /// [`LoadControl::admit`] for a request already classified.
-    #[inline(always)]
-    pub fn admit_route<'a, C: Clock + ?Sized>(
-        &'a self,
-        route: Route,
-        clock: &'a C,
-    ) -> Admission<Permit<'a, C>> {
-        match self.acquire(route, clock) {
-            Ok(ticket) => Admission::Admitted(Permit::new(self, clock, ticket)),
-            Err(route) => Admission::Rejected(route),
-        }
-    }
-
-    /// The building block of the permits: admits `route` as [`LoadControl::admit_route`]
-    /// does, reading `clock` only when the request is counted; the caller must hand the
-    /// ticket to [`LoadControl::release`] when the request completes.
-    ///
-    /// # Errors
-    ///
-    /// The class to answer with the busy response when the request is rejected.
-    #[inline(always)]
-    pub fn acquire<C: Clock + ?Sized>(&self, route: Route, clock: &C) -> Result<Ticket, Route> {
-        // `check_route`'s fast path, on the same single load of the word.
-        let (shift, reject_bit) = match route {
-            Route::Excluded => return Ok(Ticket::UNCOUNTED),
-            Route::Web => (Word::WEB_SHIFT, Word::REJECT_WEB),
-            Route::Api => (Word::API_SHIFT, Word::REJECT_API),
-            Route::Ambiguous => return self.acquire_ambiguous(clock),
-        };
-        let word = self.word.load(Ordering::Relaxed);
-        if (word >> shift) & 0xFF >= 100 {
-            return Ok(Ticket::UNCOUNTED);
-        }
-        if self.latch.load(Ordering::Relaxed) == IDLE {
-            self.trip_latch();
-        }
-        if word & (reject_bit | Word::LIMIT) == 0 {
-            return Ok(Ticket::UNCOUNTED);
-        }
-        if word & Word::LIMIT != 0 {
-            return self.acquire_limited(Word(word), route, clock);
-        }
-        match self.reject(Word(word), route) {
-            Decision::Allow => Ok(Ticket::UNCOUNTED), // monitor mode
-            Decision::Reject(route) => Err(route),
-        }
-    }
-
-    /// [`LoadControl::acquire`] for a target routers could read as either class.
-    #[cold]
-    fn acquire_ambiguous<C: Clock + ?Sized>(&self, clock: &C) -> Result<Ticket, Route> {
-        let word = self.word();
-        if word.limit() {
-            return self.acquire_limited(word, Route::Ambiguous, clock);
-        }
-        match self.check_ambiguous() {
-            Decision::Allow => Ok(Ticket::UNCOUNTED),
-            Decision::Reject(route) => Err(route),
-        }
-    }
-
-    /// [`LoadControl::acquire`] in the limit mode.
-    #[inline(never)]
-    fn acquire_limited<C: Clock + ?Sized>(
-        &self,
-        word: Word,
-        route: Route,
-        clock: &C,
-    ) -> Result<Ticket, Route> {
-        let (web, api) = (
-            !word.threshold(false).is_off(),
-            !word.threshold(true).is_off(),
-        );
-        let route = match route {
-            Route::Excluded => return Ok(Ticket::UNCOUNTED),
-            Route::Web if !web => return Ok(Ticket::UNCOUNTED),
-            Route::Api if !api => return Ok(Ticket::UNCOUNTED),
-            Route::Ambiguous if !web && !api => return Ok(Ticket::UNCOUNTED),
-            Route::Ambiguous if api && (word.rejecting(true) || !web) => Route::Api,
-            Route::Ambiguous => Route::Web,
-            route => route,
-        };
-        if self.latch.load(Ordering::Relaxed) == IDLE {
-            self.trip_latch();
-        }
-        let now = clock.now();
-        let armed = self.armed(word, route);
-        let limit = self.limiter.limit(armed, Some(now));
-        if self.limiter.try_enter(limit) {
-            return Ok(Ticket::counted(now));
-        }
-        self.limiter.refuse();
-        if armed {
-            self.rejected.count(route);
-        } else {
-            // Disarmed, refused: the flood bound, counted apart from the CPU's rejections.
-            self.rejected.count_flood();
-        }
-        if word.monitor() {
-            // Monitor mode: counted as a rejection, admitted, and in flight all the same.
-            self.limiter.enter();
-            return Ok(Ticket::counted(now));
-        }
-        Err(route)
-    }
-
-    /// Counts out a request admitted with `ticket` that completed at `now`, recording its
-    /// latency (nothing for an uncounted ticket). Release a ticket on the control that
-    /// issued it: one released elsewhere is ignored when that control has nothing in flight,
-    /// and otherwise counts one of its requests out early.
-    pub fn release(&self, mut ticket: Ticket, now: Instant) {
-        if let Some(started) = ticket.take() {
-            let word = self.word();
-            let armed = word.rejecting(false) || word.rejecting(true);
-            self.limiter.leave(started, now, armed);
-        }
-    }
-
-    /// Counts out a request admitted with `ticket` without recording it as a completion:
-    /// for a request whose latency is not the cluster's, because the client went away (a
-    /// response future dropped before it was ready) or it was answered without the cluster
-    /// (a 404 of the front end's own, a cache hit). Recorded, such requests would teach the
-    /// cap a latency the cluster never gave: many instant ones lower it, for up to the ten
-    /// seconds the least latency is kept.
-    pub fn abandon(&self, mut ticket: Ticket) {
-        if ticket.take().is_some() {
-            self.limiter.abandon();
-        }
-    }
-
-    /// A poll's reading of the busiest node's search thread pool (`None`: the poll did not
-    /// report one), for the limit mode's fleet law ([`crate::admission`]): while a class is
-    /// armed, the cap grows with the share of this front end's demand it refused since the
-    /// last poll and shrinks with the queue standing at the cluster. Call it after
-    /// [`LoadControl::update`] with the same poll's sample; a monitor's
-    /// [`crate::monitor::ClusterSink`] does. Nothing happens in Fess's mode.
-    pub fn observe_pool(&self, pool: Option<SearchPool>) {
-        let word = self.word();
-        if !word.limit() {
-            return;
-        }
-        self.limiter
-            .on_poll(word.rejecting(false) || word.rejecting(true), pool);
-    }
-
-    /// The limit mode's state: whether each class is armed, the cap, the requests in
-    /// flight, the completions, the flood bound and what the last poll said of the
-    /// cluster's search pool.
-    #[must_use]
-    pub fn admission(&self) -> AdmissionStats {
-        let word = self.word();
-        let reading = self.limiter.reading();
-        AdmissionStats {
-            armed_web: word.rejecting(false),
-            armed_api: word.rejecting(true),
-            cap: self.limiter.cap(),
-            cap_hundredths: self.limiter.cap_hundredths(),
-            ceiling: self.limiter.limit(false, None),
-            learned: self.limiter.learned(),
-            in_flight: self.limiter.in_flight(),
-            completed: self.limiter.completed(),
-            flooding: self.limiter.flooding(),
-            flood_engaged_at: self.limiter.flood_engaged_at(),
-            rejected_flood: self.rejected.flood(),
-            search_pool: reading.pool,
-            refused_percent: reading.refused_percent,
         }
     }
 
@@ -724,10 +504,11 @@ impl LoadControl {
         }
     }
 
-    /// Where the static-extension rule excludes requests.
+    /// How requests are classified: where the static-extension rule excludes requests,
+    /// and the paths never controlled.
     #[must_use]
-    pub fn static_files(&self) -> StaticFiles {
-        self.static_files
+    pub fn paths(&self) -> PathRules {
+        self.paths
     }
 
     /// The cluster CPU decisions are based on (smoothed or held as configured); `None`

@@ -64,7 +64,7 @@ pub trait Sink {
 ///
 /// Each poll also logs, at INFO, how many requests were rejected since the previous one:
 /// one summary line per interval however heavy the overload. That count is taken once
-/// ([`ClusterStatus::since_last_poll`]) and is also the history point's.
+/// ([`ClusterStatus::take_poll_counts`]) and is also the history point's.
 ///
 /// ```
 /// use load_core::history::ClusterHistory;
@@ -120,7 +120,7 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
 
     fn on_outcome(&self, now: Instant, outcome: Outcome) {
         let (control, status) = (self.control, self.status);
-        let counts = status.since_last_poll(control);
+        let counts = status.take_poll_counts(control);
         log_rejections(control, (counts.rejected_web, counts.rejected_api));
         log_flood(control, status.flood_change(control), counts.rejected_flood);
         status.count_transitions(control.update(now, outcome));
@@ -149,7 +149,7 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
     }
 
     fn on_sample(&self, now: Instant, sample: &CpuSample) {
-        self.status.take_sample(sample);
+        self.status.record_sample(sample);
         self.on_outcome(now, Outcome::Sample(sample.cpu));
         self.control.observe_pool(sample.search_pool);
     }

@@ -3,6 +3,7 @@
 use core::fmt;
 
 use crate::Snippet;
+use crate::node_stats::ParseError;
 
 /// What kind of failure a [`SourceError`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,3 +185,20 @@ impl fmt::Debug for SourceError {
 }
 
 impl core::error::Error for SourceError {}
+
+impl From<ParseError> for SourceError {
+    /// The parser's error as a [`BodyError`], its own words as the detail.
+    fn from(e: ParseError) -> Self {
+        let kind = match e {
+            ParseError::TooLarge { len, limit } => BodyError::TooLarge { len, limit },
+            ParseError::TooDeep { limit } => BodyError::TooDeep { limit },
+            ParseError::Json(json) => BodyError::Malformed {
+                offset: json.offset(),
+            },
+            _ => BodyError::Unexpected,
+        };
+        let mut detail = heapless::String::<160>::new();
+        let _ = fmt::write(&mut detail, format_args!("{e}"));
+        SourceError::new(SourceErrorKind::Body(kind), &detail)
+    }
+}

@@ -6,6 +6,7 @@
 use core::future::Future;
 
 use crate::CpuPercent;
+use crate::node_stats::NodeStats;
 
 mod doubles;
 mod error;
@@ -109,6 +110,26 @@ where
         match self {
             futures::future::Either::Left(a) => a.sample().await,
             futures::future::Either::Right(b) => b.sample().await,
+        }
+    }
+}
+
+impl CpuSample {
+    /// A sample of a cluster, from a parsed `_nodes/stats/os` body: the busiest valid
+    /// node's CPU; as failed, the nodes that did not answer (`_nodes.failed`) and those
+    /// whose percent was [refused](NodeStats::refused).
+    #[must_use]
+    pub const fn cluster(stats: &NodeStats) -> CpuSample {
+        let failed = match stats.failed {
+            Some(failed) => failed,
+            None => 0,
+        };
+        CpuSample {
+            cpu: Some(stats.max_cpu),
+            nodes: stats.nodes,
+            failed: failed.saturating_add(stats.refused),
+            endpoint: 0,
+            search_pool: stats.search_pool,
         }
     }
 }

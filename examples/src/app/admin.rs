@@ -2,9 +2,8 @@
 //! operator's page) and `/metrics` (Prometheus).
 
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
-use load_smol::{AdmissionMode, Clock, Mode, Runtime, Smoothing, keys};
+use load_smol::{AdmissionMode, Mode, Runtime};
 use serde_json::json;
 
 use super::App;
@@ -96,44 +95,14 @@ impl<R: Runtime + Default> App<R> {
         })
     }
 
-    /// The `/admin/load` page, refreshing itself every `refresh` seconds (0: never).
+    /// The `/admin/load` page, refreshing itself every `refresh` seconds (0: never): the
+    /// library's page, with the crawler's counts and the address that answered.
     #[must_use]
     pub fn dashboard(&self, refresh: u32) -> String {
         let config = self.config();
-        let cluster = self.guard.history().snapshot();
-        let local = self.background.history().snapshot();
-        let cluster_now = self.guard.clock().now();
-        let local_now = self.background.clock().now();
-        let stats = self.background.stats();
-        let live = self.guard.stats();
-        let mut settings: Vec<(&'static str, String)> = [
-            keys::WEB_LOAD_CONTROL,
-            keys::API_LOAD_CONTROL,
-            keys::ADAPTIVE_LOAD_CONTROL,
-            keys::MODE,
-            keys::ADMISSION,
-            keys::ADMISSION_COOLOFF,
-            keys::ADMISSION_INITIAL,
-            keys::MONITOR_INTERVAL,
-            keys::FAILURE_POLICY,
-            keys::SMOOTHING,
-            keys::SEARCH_ENGINE_URL,
-        ]
-        .into_iter()
-        .filter_map(keys::find)
-        .map(|key| {
-            let value = key.value(&config).to_string();
-            let value = match value.as_str() {
-                "" if key.name() == keys::SEARCH_ENGINE_URL => {
-                    "not set: single box, this machine's CPU".to_owned()
-                }
-                "" => "not set".to_owned(),
-                _ => value,
-            };
-            (key.name(), value)
-        })
-        .collect();
-        settings.push((
+        let snapshot = dashboard::Snapshot::take(&self.guard, &self.background);
+        let mut view = snapshot.view(&config, refresh);
+        view.settings.push((
             "answered the last poll",
             match (&config.cluster.urls, self.answered()) {
                 (None, _) => "this machine".to_owned(),
@@ -141,42 +110,8 @@ impl<R: Runtime + Default> App<R> {
                 (Some(_), None) => "none yet".to_owned(),
             },
         ));
-        let view =
-            dashboard::View {
-                cluster: &cluster,
-                cluster_now,
-                local: &local,
-                local_now,
-                window: dashboard_window(
-                    config.control.monitor_interval,
-                    [
-                        cluster
-                            .oldest()
-                            .map(|p| cluster_now.saturating_duration_since(p.at)),
-                        local
-                            .oldest()
-                            .map(|p| local_now.saturating_duration_since(p.at)),
-                    ],
-                ),
-                web_threshold: config.control.web_threshold,
-                api_threshold: config.control.api_threshold,
-                adaptive_threshold: config.control.adaptive_threshold,
-                smoothing: !matches!(config.control.smoothing, Smoothing::None),
-                mode: config.control.mode,
-                admission: config.control.admission,
-                live: live.admission,
-                monitor_started: self.guard.monitor_started(),
-                rejecting_web: live.rejecting_web,
-                rejecting_api: live.rejecting_api,
-                crawled: self.crawled(),
-                indexed: self.search.as_ref().map(|_| self.indexed()),
-                waiting: stats.waiting,
-                settings,
-                last_error: self.guard.history().last_error().map(|(at, error)| {
-                    (error.to_string(), cluster_now.saturating_duration_since(at))
-                }),
-                refresh,
-            };
+        view.crawled = self.crawled();
+        view.indexed = self.search.as_ref().map(|_| self.indexed());
         dashboard::page(&view)
     }
 
@@ -204,8 +139,8 @@ impl<R: Runtime + Default> App<R> {
     #[must_use]
     pub fn metrics(&self) -> String {
         crate::metrics::render(
-            &self.guard.stats(),
-            &self.background.stats(),
+            &self.guard,
+            &self.background,
             self.crawled(),
             self.answered().as_deref(),
         )
@@ -213,16 +148,7 @@ impl<R: Runtime + Default> App<R> {
 }
 
 /// How often `/admin/load` refreshes itself by default, in seconds.
-pub const DASHBOARD_REFRESH: u32 = 2;
+pub const DASHBOARD_REFRESH: u32 = dashboard::DEFAULT_REFRESH;
 
-/// The time the dashboard's charts span: the time the histories cover (`ages` of their
-/// oldest points), in whole minutes from 1 up to what a full history holds at `interval`
-/// (5 minutes at the default 1 s). A fresh server shows its first minute, not five empty ones.
-#[must_use]
-pub fn dashboard_window(interval: Duration, ages: [Option<Duration>; 2]) -> Duration {
-    let points = u32::try_from(load_smol::history::HISTORY_LEN).unwrap_or(u32::MAX);
-    let full = interval.saturating_mul(points);
-    let seen = ages.into_iter().flatten().max().unwrap_or_default();
-    let minutes = seen.as_secs().div_ceil(60).max(1);
-    Duration::from_secs(minutes.saturating_mul(60)).min(full)
-}
+/// The time the dashboard's charts span ([`dashboard::window`]).
+pub use crate::dashboard::window as dashboard_window;

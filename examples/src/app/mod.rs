@@ -15,16 +15,16 @@ use bytes::Bytes;
 use futures::future::Either;
 use http_body_util::Full;
 use hyper::{Request, Response};
-use load_smol::load_runtime::{BackgroundGate, LoadGuard};
+use load_runtime::{BackgroundGate, LoadGuard};
 use load_smol::monitor::Stop;
 use load_smol::{
     Admission, Config, FixedSource, FromConfig, OpenSearchSource, PendingPermit, Role, Runtime,
     SystemSource,
 };
 
-use crate::cluster::ClusterClient;
 use crate::corpus::{Corpus, DEFAULT_DOCUMENTS};
 use crate::search::{DEFAULT_INDEX, Search, SearchError, valid_index};
+use load_opensearch::ClusterClient;
 
 mod admin;
 mod crawler;
@@ -316,8 +316,7 @@ impl<R: Runtime + Default> App<R> {
             (self.route(path, query), None, None)
         } else if let Some(peer) = &self.peer {
             // Benchmarks only: the peer's limiter decides for controlled requests.
-            let static_files = self.guard.control().static_files();
-            match load_smol::load_core::classify_with(target, static_files) {
+            match self.guard.control().paths().classify(target) {
                 load_smol::Route::Excluded => (self.route(path, query), None, None),
                 // A target read as either class is answered as a web request.
                 route => match peer.try_acquire() {

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, HeaderValue};
+use hyper::header::{CONTENT_SECURITY_POLICY, CONTENT_TYPE, HeaderValue};
 use hyper::{Response, StatusCode};
 use load_smol::Runtime;
 use serde_json::json;
@@ -57,16 +57,12 @@ impl<R: Runtime + Default> App<R> {
                     .unwrap_or(DASHBOARD_REFRESH);
                 let mut response = html(StatusCode::OK, &self.dashboard(refresh));
                 // The page is self-contained: no script, no external asset may load.
-                response.headers_mut().insert(
-                    CONTENT_SECURITY_POLICY,
-                    HeaderValue::from_static(
-                        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
-                         frame-ancestors 'none'",
-                    ),
-                );
-                response
-                    .headers_mut()
-                    .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                for (name, value) in crate::dashboard::HEADERS {
+                    response.headers_mut().insert(
+                        hyper::header::HeaderName::from_static(name),
+                        HeaderValue::from_static(value),
+                    );
+                }
                 response
             }
             ["metrics"] => respond(

@@ -1,15 +1,61 @@
-//! Requests of the demo's own (searches, mappings, `_bulk`) to the cluster the monitor
-//! polls, through the same addresses, credentials, CA, timeout and failover
-//! ([`ClusterNodes`]).
+//! Requests of your own to the cluster the source polls: the same addresses, credentials,
+//! CA, timeout, connection rules and failover ([`ClusterNodes`]), with no HTTP client's
+//! types in its signatures.
 
 use std::fmt;
 
-pub use hyper::Method;
-use load_opensearch::surf;
-use load_opensearch::{
-    ClusterNodes, IoTimer, OpenSearchOptions, describe_error_body, read_body, send_error,
-};
-use load_smol::{ClusterConfig, ClusterUrls, SourceError, SourceErrorKind};
+use load_core::{ClusterConfig, ClusterUrls, SourceError, SourceErrorKind};
+
+use crate::body::read_body;
+use crate::errors::{describe_error_body, send_error};
+use crate::nodes::ClusterNodes;
+use crate::{IoTimer, OpenSearchOptions};
+
+/// The methods a request to the cluster can use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Method {
+    /// `GET`
+    Get,
+    /// `HEAD`: the answer's body is never read, whatever `Content-Length` says.
+    Head,
+    /// `POST`
+    Post,
+    /// `PUT`
+    Put,
+    /// `DELETE`
+    Delete,
+}
+
+impl Method {
+    /// The method's name, as sent.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+        }
+    }
+
+    fn to_surf(self) -> surf::http::Method {
+        match self {
+            Method::Get => surf::http::Method::Get,
+            Method::Head => surf::http::Method::Head,
+            Method::Post => surf::http::Method::Post,
+            Method::Put => surf::http::Method::Put,
+            Method::Delete => surf::http::Method::Delete,
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// A cluster's answer to [`ClusterClient::request`]: any status, with its body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,7 +63,7 @@ use load_smol::{ClusterConfig, ClusterUrls, SourceError, SourceErrorKind};
 pub struct ClusterResponse {
     /// The HTTP status.
     pub status: u16,
-    /// The body, at most the client's body cap.
+    /// The body, at most the client's body cap ([`OpenSearchOptions::max_body`]).
     pub body: Vec<u8>,
     /// Which of the cluster's addresses answered, as an index into its list.
     pub endpoint: usize,
@@ -40,12 +86,32 @@ impl ClusterResponse {
     }
 }
 
-/// Requests of your own to the cluster, shared by reference between tasks.
+/// Requests of your own to the cluster (searches, mappings, `_bulk`), shared by reference
+/// between tasks; [`crate::OpenSearchSource`] polls through the same machinery.
 ///
-/// Requests go to one address until a request to it fails (no answer, a timeout, a cut
-/// body): then the pool is dropped and the next request goes to the next address
-/// ([`ClusterNodes`]). An error status is an answer, not a failure: it is returned for the
-/// caller to judge.
+/// - Requests go to one address until a request to it fails (no answer, a timeout, a cut
+///   body): the next request then goes to the next address. An error status is an answer,
+///   not a failure: it is returned for the caller to judge.
+/// - One timeout covers the whole exchange (connecting, TLS, headers and body); a body over
+///   the cap is an error, never buffered whole.
+/// - A connection carries another request only once its answer was read to the end: a
+///   request that is dropped, times out or fails closes its connection, so no request ever
+///   reads another's late answer.
+/// - Credentials go in a header only, never in a log line, an error or `Debug`.
+///
+/// ```no_run
+/// use load_core::ClusterUrls;
+/// use load_opensearch::{ClusterClient, Method, OpenSearchOptions};
+/// # async fn f() -> Result<(), load_core::SourceError> {
+/// let urls = ClusterUrls::parse("http://127.0.0.1:9200").expect("an address");
+/// let client = ClusterClient::cluster(&urls, &OpenSearchOptions::new())?;
+/// let query = br#"{"query":{"match":{"title":"rust"}}}"#;
+/// let answer = client.request(Method::Post, "/docs/_search", Some(query)).await?;
+/// if !answer.is_success() {
+///     eprintln!("search refused: {}", answer.error_summary());
+/// }
+/// # Ok(()) }
+/// ```
 pub struct ClusterClient {
     nodes: ClusterNodes,
 }
@@ -59,7 +125,8 @@ impl ClusterClient {
     ///
     /// # Errors
     ///
-    /// An address that is no HTTP(S) URL, or a CA file that cannot be read or parsed.
+    /// [`SourceErrorKind::Connect`] for an address that is no HTTP(S) URL, or a CA file
+    /// that cannot be read or parsed.
     pub fn cluster(
         urls: &ClusterUrls,
         options: &OpenSearchOptions,
@@ -67,7 +134,8 @@ impl ClusterClient {
         Self::with_connections(urls, options, Self::DEFAULT_CONNECTIONS)
     }
 
-    /// [`ClusterClient::cluster`] with at most `per_host` connections to each address.
+    /// [`ClusterClient::cluster`] with at most `per_host` connections to each address (at
+    /// least 1; more concurrent requests wait for one).
     ///
     /// # Errors
     ///
@@ -82,12 +150,12 @@ impl ClusterClient {
         })
     }
 
-    /// A client for Fess's connection keys.
+    /// A client for Fess's connection keys ([`ClusterConfig`]).
     ///
     /// # Errors
     ///
-    /// [`SourceErrorKind::Other`] when no address is set; else as
-    /// [`ClusterClient::cluster`].
+    /// [`SourceErrorKind::Other`] naming `search_engine.http.url` when no address is set;
+    /// else as [`ClusterClient::cluster`].
     pub fn from_config(cluster: &ClusterConfig) -> Result<ClusterClient, SourceError> {
         Ok(ClusterClient {
             nodes: ClusterNodes::from_config(cluster, Self::DEFAULT_CONNECTIONS)?,
@@ -102,10 +170,9 @@ impl ClusterClient {
     ///
     /// # Errors
     ///
-    /// [`SourceErrorKind::Other`] for a path that would leave the address or a method
-    /// surf does not know. The request could not be sent or no whole answer came in time
-    /// ([`SourceErrorKind::Connect`], [`SourceErrorKind::Io`],
-    /// [`SourceErrorKind::Timeout`]), or its body is over the cap
+    /// [`SourceErrorKind::Other`] for a path that would leave the address. The request
+    /// could not be sent or no whole answer came in time ([`SourceErrorKind::Connect`],
+    /// [`SourceErrorKind::Io`], [`SourceErrorKind::Timeout`]), or its body is over the cap
     /// ([`SourceErrorKind::Body`]); each names the address without credentials. Any status
     /// is an answer.
     pub async fn request(
@@ -115,17 +182,14 @@ impl ClusterClient {
         json: Option<&[u8]>,
     ) -> Result<ClusterResponse, SourceError> {
         let max_body = self.nodes.max_body();
-        let head = method == Method::HEAD;
-        let method: surf::http::Method = method.as_str().parse().map_err(|_| {
-            SourceError::new(SourceErrorKind::Other, &format!("method {method} unknown"))
-        })?;
         let (endpoint, (status, body)) = self
             .nodes
             .exchange(&IoTimer, |client, endpoint| {
                 // A refused path is the caller's mistake, not the node's: nothing is sent
                 // and the pool stays.
                 let url = url_on(endpoint.base(), path)?;
-                let mut request = endpoint.authorize(surf::RequestBuilder::new(method, url));
+                let mut request =
+                    endpoint.authorize(surf::RequestBuilder::new(method.to_surf(), url));
                 if let Some(json) = json {
                     request = request
                         .body(surf::Body::from_bytes(json.to_vec()))
@@ -134,7 +198,7 @@ impl ClusterClient {
                 Ok(async move {
                     let mut response = client.send(request).await.map_err(|e| send_error(&e))?;
                     let status = response.status() as u16;
-                    if head {
+                    if method == Method::Head {
                         // No body follows, whatever `Content-Length` says: reading one
                         // would wait for bytes that never come.
                         return Ok((status, Vec::new()));
@@ -183,4 +247,41 @@ fn url_on(base: &surf::Url, path: &str) -> Result<surf::Url, SourceError> {
         return Err(refuse("leaves the cluster's address"));
     }
     Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_are_sent_by_their_names() {
+        for method in [
+            Method::Get,
+            Method::Head,
+            Method::Post,
+            Method::Put,
+            Method::Delete,
+        ] {
+            assert_eq!(method.to_surf().to_string(), method.as_str());
+            assert_eq!(method.to_string(), method.as_str());
+        }
+    }
+
+    #[test]
+    fn a_path_never_leaves_the_address() {
+        let base = surf::Url::parse("http://node:9200/prefix/").unwrap();
+        assert_eq!(
+            url_on(&base, "/docs/_search?size=1").unwrap().as_str(),
+            "http://node:9200/prefix/docs/_search?size=1"
+        );
+        for path in [
+            "docs",
+            "/..\\x",
+            "/../admin",
+            "/a/../../admin",
+            "\\\\evil/x",
+        ] {
+            assert!(url_on(&base, path).is_err(), "{path}");
+        }
+    }
 }

@@ -5,7 +5,8 @@ use std::vec::Vec;
 
 use super::*;
 use crate::{
-    AdmissionMode, ControlConfig, CpuPercent, Decision, ManualClock, Mode, Outcome, Threshold,
+    AdmissionMode, Clock, ControlConfig, CpuPercent, Decision, ManualClock, Mode, Outcome,
+    Threshold,
 };
 
 fn limit_config(web: i32, api: i32) -> ControlConfig {

@@ -1,0 +1,234 @@
+//! The limit mode's side of [`LoadControl`] ([`AdmissionMode::Limit`]): admission with a
+//! permit, the in-flight count, and the state the fleet law reads. Fess's mode and the
+//! signal side are in the parent module; the counting itself is [`crate::admission`]'s.
+
+use super::{Admission, IDLE, LoadControl, Permit, Ticket, Word};
+use crate::AdmissionStats;
+use crate::atomic::Ordering;
+use crate::node_stats::SearchPool;
+use crate::{Clock, Decision, Instant, Route};
+
+impl LoadControl {
+    /// [`LoadControl::check`] in the limit mode. A checked request is not counted, so an
+    /// armed class rejects it, as Fess's rule does (a server that only checks would
+    /// otherwise admit everything under a cap nobody fills); disarmed, it is admitted below
+    /// the bound of the requests [`LoadControl::admit`] counts (none while the poll reports
+    /// the cluster's search pool, else the ceiling; the cap while the flood bound holds).
+    #[cold]
+    pub(super) fn check_limited(&self, word: Word, route: Route) -> Decision {
+        let armed = self.armed(word, route);
+        // No clock here: the probe's halving is for counted admissions only.
+        if armed {
+            self.reject(word, route)
+        } else if self.limiter.in_flight() < self.limiter.limit(false, None) {
+            Decision::Allow
+        } else {
+            // The flood bound, counted apart from the CPU's rejections.
+            self.rejected.count_flood();
+            if word.monitor() {
+                Decision::Allow
+            } else {
+                Decision::Reject(route)
+            }
+        }
+    }
+
+    /// Whether `route` (web or API; ambiguous: either) is armed in `word`.
+    #[inline]
+    pub(super) fn armed(&self, word: Word, route: Route) -> bool {
+        match route {
+            Route::Api => word.rejecting(true),
+            Route::Ambiguous => word.rejecting(true) || word.rejecting(false),
+            _ => word.rejecting(false),
+        }
+    }
+
+    /// Admits a request by its target, with a permit to hold while it is served: the
+    /// decision of [`LoadControl::check`], plus, in the limit mode
+    /// ([`crate::AdmissionMode::Limit`]), the in-flight count. Dropping the permit counts the
+    /// request out and records its latency on `clock` ([`crate::admission`]).
+    ///
+    /// # Performance
+    ///
+    /// In Fess's mode, what [`LoadControl::check`] costs: the permit holds nothing and its
+    /// drop does nothing. In the limit mode, an atomic increment and a clock read when
+    /// admitted, and at the drop a clock read, a decrement and two additions; no lock and
+    /// no allocation.
+    #[inline(always)]
+    pub fn admit<'a, C: Clock + ?Sized>(
+        &'a self,
+        target: &str,
+        clock: &'a C,
+    ) -> Admission<Permit<'a, C>> {
+        self.admit_route(self.paths.classify(target), clock)
+    }
+
+    /// [`LoadControl::admit`] for a request already classified.
+    #[inline(always)]
+    pub fn admit_route<'a, C: Clock + ?Sized>(
+        &'a self,
+        route: Route,
+        clock: &'a C,
+    ) -> Admission<Permit<'a, C>> {
+        match self.acquire(route, clock) {
+            Ok(ticket) => Admission::Admitted(Permit::new(self, clock, ticket)),
+            Err(route) => Admission::Rejected(route),
+        }
+    }
+
+    /// The building block of the permits: admits `route` as [`LoadControl::admit_route`]
+    /// does, reading `clock` only when the request is counted; the caller must hand the
+    /// ticket to [`LoadControl::release`] when the request completes.
+    ///
+    /// # Errors
+    ///
+    /// The class to answer with the busy response when the request is rejected.
+    #[inline(always)]
+    pub fn acquire<C: Clock + ?Sized>(&self, route: Route, clock: &C) -> Result<Ticket, Route> {
+        // `check_route`'s fast path, on the same single load of the word.
+        let (shift, reject_bit) = match route {
+            Route::Excluded => return Ok(Ticket::UNCOUNTED),
+            Route::Web => (Word::WEB_SHIFT, Word::REJECT_WEB),
+            Route::Api => (Word::API_SHIFT, Word::REJECT_API),
+            Route::Ambiguous => return self.acquire_ambiguous(clock),
+        };
+        let word = self.word.load(Ordering::Relaxed);
+        if (word >> shift) & 0xFF >= 100 {
+            return Ok(Ticket::UNCOUNTED);
+        }
+        if self.latch.load(Ordering::Relaxed) == IDLE {
+            self.trip_latch();
+        }
+        if word & (reject_bit | Word::LIMIT) == 0 {
+            return Ok(Ticket::UNCOUNTED);
+        }
+        if word & Word::LIMIT != 0 {
+            return self.acquire_limited(Word(word), route, clock);
+        }
+        match self.reject(Word(word), route) {
+            Decision::Allow => Ok(Ticket::UNCOUNTED), // monitor mode
+            Decision::Reject(route) => Err(route),
+        }
+    }
+
+    /// [`LoadControl::acquire`] for a target routers could read as either class.
+    #[cold]
+    fn acquire_ambiguous<C: Clock + ?Sized>(&self, clock: &C) -> Result<Ticket, Route> {
+        let word = self.word();
+        if word.limit() {
+            return self.acquire_limited(word, Route::Ambiguous, clock);
+        }
+        match self.check_ambiguous() {
+            Decision::Allow => Ok(Ticket::UNCOUNTED),
+            Decision::Reject(route) => Err(route),
+        }
+    }
+
+    /// [`LoadControl::acquire`] in the limit mode.
+    #[inline(never)]
+    fn acquire_limited<C: Clock + ?Sized>(
+        &self,
+        word: Word,
+        route: Route,
+        clock: &C,
+    ) -> Result<Ticket, Route> {
+        let (web, api) = (
+            !word.threshold(false).is_off(),
+            !word.threshold(true).is_off(),
+        );
+        let route = match route {
+            Route::Excluded => return Ok(Ticket::UNCOUNTED),
+            Route::Web if !web => return Ok(Ticket::UNCOUNTED),
+            Route::Api if !api => return Ok(Ticket::UNCOUNTED),
+            Route::Ambiguous if !web && !api => return Ok(Ticket::UNCOUNTED),
+            Route::Ambiguous if api && (word.rejecting(true) || !web) => Route::Api,
+            Route::Ambiguous => Route::Web,
+            route => route,
+        };
+        if self.latch.load(Ordering::Relaxed) == IDLE {
+            self.trip_latch();
+        }
+        let now = clock.now();
+        let armed = self.armed(word, route);
+        let limit = self.limiter.limit(armed, Some(now));
+        if self.limiter.try_enter(limit) {
+            return Ok(Ticket::counted(now));
+        }
+        self.limiter.refuse();
+        if armed {
+            self.rejected.count(route);
+        } else {
+            // Disarmed, refused: the flood bound, counted apart from the CPU's rejections.
+            self.rejected.count_flood();
+        }
+        if word.monitor() {
+            // Monitor mode: counted as a rejection, admitted, and in flight all the same.
+            self.limiter.enter();
+            return Ok(Ticket::counted(now));
+        }
+        Err(route)
+    }
+
+    /// Counts out a request admitted with `ticket` that completed at `now`, recording its
+    /// latency (nothing for an uncounted ticket). Release a ticket on the control that
+    /// issued it: one released elsewhere is ignored when that control has nothing in flight,
+    /// and otherwise counts one of its requests out early.
+    pub fn release(&self, mut ticket: Ticket, now: Instant) {
+        if let Some(started) = ticket.take() {
+            let word = self.word();
+            let armed = word.rejecting(false) || word.rejecting(true);
+            self.limiter.leave(started, now, armed);
+        }
+    }
+
+    /// Counts out a request admitted with `ticket` without recording it as a completion:
+    /// for a request whose latency is not the cluster's, because the client went away (a
+    /// response future dropped before it was ready) or it was answered without the cluster
+    /// (a 404 of the front end's own, a cache hit). Recorded, such requests would teach the
+    /// cap a latency the cluster never gave: many instant ones lower it, for up to the ten
+    /// seconds the least latency is kept.
+    pub fn abandon(&self, mut ticket: Ticket) {
+        if ticket.take().is_some() {
+            self.limiter.abandon();
+        }
+    }
+
+    /// A poll's reading of the busiest node's search thread pool (`None`: the poll did not
+    /// report one), for the limit mode's fleet law ([`crate::admission`]): while a class is
+    /// armed, the cap grows with the share of this front end's demand it refused since the
+    /// last poll and shrinks with the queue standing at the cluster. Call it after
+    /// [`LoadControl::update`] with the same poll's sample; a monitor's
+    /// [`crate::monitor::ClusterSink`] does. Nothing happens in Fess's mode.
+    pub fn observe_pool(&self, pool: Option<SearchPool>) {
+        let word = self.word();
+        if !word.limit() {
+            return;
+        }
+        self.limiter
+            .on_poll(word.rejecting(false) || word.rejecting(true), pool);
+    }
+
+    /// The limit mode's state: whether each class is armed, the cap, the requests in
+    /// flight, the completions, the flood bound and what the last poll said of the
+    /// cluster's search pool.
+    #[must_use]
+    pub fn admission(&self) -> AdmissionStats {
+        let word = self.word();
+        let reading = self.limiter.reading();
+        AdmissionStats {
+            armed_web: word.rejecting(false),
+            armed_api: word.rejecting(true),
+            cap: self.limiter.cap(),
+            cap_hundredths: self.limiter.cap_hundredths(),
+            ceiling: self.limiter.limit(false, None),
+            learned: self.limiter.learned(),
+            in_flight: self.limiter.in_flight(),
+            completed: self.limiter.completed(),
+            flooding: self.limiter.flooding(),
+            flood_engaged_at: self.limiter.flood_engaged_at(),
+            rejected_flood: self.rejected.flood(),
+            search_pool: reading.pool,
+            refused_percent: reading.refused_percent,
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! Prometheus metrics (feature `prometheus`): a [`Collector`] for the official
+//! `prometheus-client` registry that reads a guard's and a gate's state when scraped.
+//!
+//! Nothing is added to the request path: a scrape takes the same snapshots as
+//! [`LoadGuard::stats`] and [`BackgroundGate::stats`] and encodes them. The names (under the
+//! prefix `load_control` with [`LoadCollector::register`]) and help texts are those of the
+//! demo server's `/metrics`, which uses this collector. A value not known yet (no sample,
+//! CPU unknown) is left out rather than reported as 0.
+//!
+//! ```
+//! use load_runtime::prometheus::LoadCollector;
+//! use load_runtime::{ControlConfig, CpuPercent, FixedSource, LoadGuard, Runtime, Sleep};
+//! use prometheus_client::registry::Registry;
+//!
+//! # #[derive(Clone, Copy, Default)] struct Rt;
+//! # impl Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
+//! # impl Runtime for Rt { fn spawn(&self, _: impl std::future::Future<Output = ()> + Send + 'static) {} }
+//! static CLUSTER: FixedSource = FixedSource::new(CpuPercent::new(42));
+//! let guard: LoadGuard<Rt, _> = LoadGuard::with_source(&ControlConfig::new(), &CLUSTER);
+//!
+//! let mut registry = Registry::default();
+//! LoadCollector::new().guard(&guard).register(&mut registry);
+//!
+//! // On each scrape:
+//! let mut text = String::new();
+//! prometheus_client::encoding::text::encode(&mut text, &registry)?;
+//! assert!(text.contains("# TYPE load_control_rejected_requests counter"));
+//! assert!(text.contains("load_control_threshold_percent{class=\"web\"} 100"));
+//! # Ok::<(), std::fmt::Error>(())
+//! ```
+
+use std::fmt;
+
+use load_core::{AdmissionMode, CpuSource, Mode, Stats};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+
+use crate::{BackgroundGate, BackgroundStats, LoadGuard, Runtime};
+
+type Snapshot<T> = Box<dyn Fn() -> T + Send + Sync>;
+
+/// Reads a [`LoadGuard`]'s and a [`BackgroundGate`]'s state on each scrape (either, or
+/// both). Register it once; it holds clones of the handles (shared state, no copy).
+#[derive(Default)]
+pub struct LoadCollector {
+    guard: Option<Snapshot<Stats>>,
+    gate: Option<Snapshot<BackgroundStats>>,
+}
+
+impl LoadCollector {
+    /// A collector of nothing yet: add a guard, a gate or both.
+    #[must_use]
+    pub fn new() -> LoadCollector {
+        LoadCollector::default()
+    }
+
+    /// Adds the request guard's state: the cluster's CPU, the polls, the rejections, the
+    /// thresholds and the admission state.
+    #[must_use]
+    pub fn guard<R: Runtime, S: CpuSource + Send + 'static>(
+        mut self,
+        guard: &LoadGuard<R, S>,
+    ) -> LoadCollector {
+        let guard = guard.clone();
+        self.guard = Some(Box::new(move || guard.stats()));
+        self
+    }
+
+    /// Adds the background gate's state: the local CPU, its threshold, the waits.
+    #[must_use]
+    pub fn gate<R: Runtime, S: Send + 'static>(
+        mut self,
+        gate: &BackgroundGate<R, S>,
+    ) -> LoadCollector {
+        let gate = gate.clone();
+        self.gate = Some(Box::new(move || gate.stats()));
+        self
+    }
+
+    /// Registers it in `registry` under the prefix `load_control` (the demo's names).
+    pub fn register(self, registry: &mut Registry) {
+        registry
+            .sub_registry_with_prefix("load_control")
+            .register_collector(Box::new(self));
+    }
+}
+
+impl fmt::Debug for LoadCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadCollector")
+            .field("guard", &self.guard.is_some())
+            .field("gate", &self.gate.is_some())
+            .finish()
+    }
+}
+
+/// A gauge's value: whole or not.
+#[derive(Clone, Copy)]
+enum GaugeValue {
+    Int(i64),
+    Float(f64),
+}
+
+impl GaugeValue {
+    fn encode(self, encoder: MetricEncoder<'_>) -> fmt::Result {
+        match self {
+            GaugeValue::Int(value) => ConstGauge::new(value).encode(encoder),
+            GaugeValue::Float(value) => ConstGauge::new(value).encode(encoder),
+        }
+    }
+}
+
+/// A row of a family: one label pair, or none for a metric of one value.
+type Label<'a> = Option<(&'a str, &'a str)>;
+
+fn gauge(
+    encoder: &mut DescriptorEncoder<'_>,
+    name: &str,
+    help: &str,
+    rows: &[(Label<'_>, GaugeValue)],
+) -> fmt::Result {
+    let mut metric = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+    for (label, value) in rows {
+        match label {
+            Some(pair) => value.encode(metric.encode_family(&[*pair])?)?,
+            None => return value.encode(metric),
+        }
+    }
+    Ok(())
+}
+
+fn counter(
+    encoder: &mut DescriptorEncoder<'_>,
+    name: &str,
+    help: &str,
+    rows: &[(Label<'_>, u64)],
+) -> fmt::Result {
+    let mut metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+    for (label, value) in rows {
+        match label {
+            Some(pair) => ConstCounter::new(*value).encode(metric.encode_family(&[*pair])?)?,
+            None => return ConstCounter::new(*value).encode(metric),
+        }
+    }
+    Ok(())
+}
+
+fn int(value: impl Into<i64>) -> GaugeValue {
+    GaugeValue::Int(value.into())
+}
+
+impl Collector for LoadCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
+        let stats = self.guard.as_ref().map(|snapshot| snapshot());
+        let local = self.gate.as_ref().map(|snapshot| snapshot());
+        if let Some(stats) = &stats {
+            encode_guard(&mut encoder, stats)?;
+        }
+        // The thresholds in force, of both handles, in one family.
+        let mut thresholds = Vec::new();
+        if let Some(stats) = &stats {
+            thresholds.push((
+                Some(("class", "web")),
+                int(stats.settings.web_threshold.get()),
+            ));
+            thresholds.push((
+                Some(("class", "api")),
+                int(stats.settings.api_threshold.get()),
+            ));
+        }
+        if let Some(local) = &local {
+            thresholds.push((Some(("class", "adaptive")), int(local.threshold)));
+        }
+        if !thresholds.is_empty() {
+            gauge(
+                &mut encoder,
+                "threshold_percent",
+                "Thresholds in force (100: not controlled)",
+                &thresholds,
+            )?;
+        }
+        if let Some(local) = &local {
+            encode_gate(&mut encoder, local)?;
+        }
+        Ok(())
+    }
+}
+
+fn encode_guard(encoder: &mut DescriptorEncoder<'_>, stats: &Stats) -> fmt::Result {
+    let mut cpu = Vec::new();
+    if let Some(value) = stats.cpu {
+        cpu.push((Some(("value", "effective")), int(value.get())));
+    }
+    if let Some(value) = stats.raw_cpu {
+        cpu.push((Some(("value", "raw")), int(value.get())));
+    }
+    if !cpu.is_empty() {
+        gauge(
+            encoder,
+            "cluster_cpu_percent",
+            "Cluster CPU: the value decisions use, and the last raw sample",
+            &cpu,
+        )?;
+    }
+    if let Some(age) = stats.sample_age {
+        gauge(
+            encoder,
+            "sample_age_seconds",
+            "Time since the last successful cluster sample",
+            &[(None, GaugeValue::Float(age.as_secs_f64()))],
+        )?;
+    }
+    counter(
+        encoder,
+        "polls",
+        "Cluster polls recorded, successful or not",
+        &[(None, u64::from(stats.polls))],
+    )?;
+    counter(
+        encoder,
+        "poll_failures",
+        "Failed cluster polls",
+        &[(None, u64::from(stats.total_failures))],
+    )?;
+    gauge(
+        encoder,
+        "poll_failures_consecutive",
+        "Failed cluster polls since the last success",
+        &[(None, int(stats.consecutive_failures))],
+    )?;
+    gauge(
+        encoder,
+        "cluster_nodes",
+        "Nodes in the last successful poll",
+        &[
+            (Some(("state", "answered")), int(stats.nodes)),
+            (Some(("state", "failed")), int(stats.failed_nodes)),
+        ],
+    )?;
+    counter(
+        encoder,
+        "rejected_requests",
+        "Requests rejected per class (in monitor mode: that would have been)",
+        &[
+            (Some(("class", "web")), u64::from(stats.rejected_web)),
+            (Some(("class", "api")), u64::from(stats.rejected_api)),
+        ],
+    )?;
+    gauge(
+        encoder,
+        "rejecting",
+        "1 while a class is in the rejecting state",
+        &[
+            (Some(("class", "web")), int(stats.rejecting_web)),
+            (Some(("class", "api")), int(stats.rejecting_api)),
+        ],
+    )?;
+    let admission = &stats.admission;
+    gauge(
+        encoder,
+        "admission_limit_mode",
+        "1 with load.control.admission=limit (an in-flight cap while armed)",
+        &[(None, int(stats.settings.admission == AdmissionMode::Limit))],
+    )?;
+    gauge(
+        encoder,
+        "armed",
+        "1 while a class is armed (in the threshold mode: rejecting)",
+        &[
+            (Some(("class", "web")), int(admission.armed_web)),
+            (Some(("class", "api")), int(admission.armed_api)),
+        ],
+    )?;
+    gauge(
+        encoder,
+        "admission_cap",
+        "The in-flight cap while armed, in requests (a fraction is one more request that share of the time)",
+        &[(
+            None,
+            GaugeValue::Float(f64::from(admission.cap_hundredths) / 100.0),
+        )],
+    )?;
+    gauge(
+        encoder,
+        "flood_bounded",
+        "1 while the flood bound holds: in flight kept growing above what the cluster's completions support while no class was armed",
+        &[(None, int(admission.flooding))],
+    )?;
+    counter(
+        encoder,
+        "flood_refused_requests",
+        "Requests refused by the flood bound (not by the CPU: apart from rejected_requests)",
+        &[(None, u64::from(admission.rejected_flood))],
+    )?;
+    gauge(
+        encoder,
+        "refused_share_percent",
+        "The share of this front end's demand refused between the last two polls (the fleet law grows the cap with it)",
+        &[(None, int(admission.refused_percent))],
+    )?;
+    if let Some(pool) = admission.search_pool {
+        gauge(
+            encoder,
+            "cluster_search_pool",
+            "The busiest node's search thread pool at the last poll (the signal every front end of a fleet shares)",
+            &[
+                (Some(("state", "threads")), int(pool.threads)),
+                (Some(("state", "active")), int(pool.active)),
+                (Some(("state", "queue")), int(pool.queue)),
+            ],
+        )?;
+    }
+    gauge(
+        encoder,
+        "in_flight",
+        "Admitted, counted requests being served (the limit mode counts them)",
+        &[(None, int(admission.in_flight))],
+    )?;
+    counter(
+        encoder,
+        "completed_requests",
+        "Counted requests completed (the limit mode counts them); the share admitted is its rate over its rate plus the rejections'",
+        &[(None, u64::from(admission.completed))],
+    )?;
+    gauge(
+        encoder,
+        "monitor_mode",
+        "1 in monitor mode (nothing rejected)",
+        &[(None, int(stats.settings.mode == Mode::Monitor))],
+    )?;
+    counter(
+        encoder,
+        "transitions",
+        "Entries into the rejecting state",
+        &[(None, u64::from(stats.transitions))],
+    )
+}
+
+fn encode_gate(encoder: &mut DescriptorEncoder<'_>, local: &BackgroundStats) -> fmt::Result {
+    if let Some(cpu) = local.cpu {
+        gauge(
+            encoder,
+            "local_cpu_percent",
+            "This machine's (or container's) CPU",
+            &[(None, int(cpu.get()))],
+        )?;
+    }
+    gauge(
+        encoder,
+        "adaptive_waiting",
+        "Background tasks waiting at the adaptive gate",
+        &[(None, int(local.waiting))],
+    )?;
+    counter(
+        encoder,
+        "adaptive_waits",
+        "Waits at the adaptive gate that had to sleep",
+        &[(None, local.waits)],
+    )?;
+    gauge(
+        encoder,
+        "adaptive_waited_seconds",
+        "Total time background work waited",
+        &[(None, GaugeValue::Float(local.waited.as_secs_f64()))],
+    )
+}

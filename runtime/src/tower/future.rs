@@ -1,0 +1,87 @@
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use http::Response;
+use pin_project_lite::pin_project;
+
+use crate::PendingPermit;
+
+pin_project! {
+    /// The response future of [`super::LoadControlService`]: an admitted request's inner
+    /// future holding its permit until it is ready, or a rejected request's busy response.
+    ///
+    /// Dropped before the inner future is ready (the client went away, or the inner service
+    /// panicked), it abandons the permit ([`crate::RequestPermit::abandon`]): counted out,
+    /// but its latency, which is the client's choice and not the cluster's, is not recorded.
+    pub struct ResponseFuture<F, B> {
+        #[pin]
+        state: State<F, B>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<F, B> {
+        Admitted {
+            #[pin]
+            inner: F,
+            permit: PendingPermit,
+        },
+        Rejected {
+            busy: Option<Response<B>>,
+        },
+    }
+}
+
+impl<F, B> ResponseFuture<F, B> {
+    pub(super) fn admitted(inner: F, permit: PendingPermit) -> Self {
+        ResponseFuture {
+            state: State::Admitted { inner, permit },
+        }
+    }
+
+    pub(super) fn rejected(busy: Response<B>) -> Self {
+        ResponseFuture {
+            state: State::Rejected { busy: Some(busy) },
+        }
+    }
+}
+
+impl<F, B, E> Future for ResponseFuture<F, B>
+where
+    F: Future<Output = Result<Response<B>, E>>,
+{
+    type Output = Result<Response<B>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().state.project() {
+            StateProj::Admitted { inner, permit } => {
+                let output = std::task::ready!(inner.poll(cx));
+                // The answer is complete: counted out and recorded now.
+                permit.complete();
+                Poll::Ready(output)
+            }
+            StateProj::Rejected { busy } => match busy.take() {
+                Some(busy) => Poll::Ready(Ok(busy)),
+                None => panic!("`ResponseFuture` polled after completion"),
+            },
+        }
+    }
+}
+
+impl<F, B> fmt::Debug for ResponseFuture<F, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.state {
+            State::Admitted { permit, .. } => f
+                .debug_struct("ResponseFuture")
+                .field("permit", permit)
+                .finish_non_exhaustive(),
+            State::Rejected { .. } => f
+                .debug_struct("ResponseFuture")
+                .field("rejected", &true)
+                .finish(),
+        }
+    }
+}
