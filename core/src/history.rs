@@ -6,8 +6,8 @@
 //! - [`LocalHistory`] keeps, per local sample, the CPU and whether background work may
 //!   proceed ([`LocalPoint`]).
 //!
-//! Both are written on the monitor side, by [`ClusterSink::with_history`] and
-//! [`LocalSink::with_history`] (or by a loop of your own, with `push`): requests never
+//! Both are written on the monitor side, by [`ClusterSink::with_history`](crate::monitor::ClusterSink::with_history) and
+//! [`LocalSink::with_history`](crate::monitor::LocalSink::with_history) (or by a loop of your own, with `push`): requests never
 //! touch them. They hold `N` points in place (a [`heapless::HistoryBuf`]), never allocate,
 //! and hand out a copy ([`Timeline`], `N` × 40 bytes on the caller's stack: 12 KB at the
 //! default [`HISTORY_LEN`], 5 minutes at the default 1-second interval).
@@ -45,8 +45,6 @@ use embassy_sync::blocking_mutex::Mutex;
 use embassy_sync::blocking_mutex::raw::CriticalSectionRawMutex;
 use heapless::HistoryBuf;
 
-#[cfg(doc)]
-use crate::monitor::{ClusterSink, LocalSink};
 use crate::{CpuPercent, Instant, SourceError};
 
 /// Points a history keeps by default: 5 minutes at the default 1-second interval.
@@ -228,7 +226,7 @@ impl<const N: usize> fmt::Debug for ClusterHistory<N> {
 /// The local sampler's history: the last `N` samples and whether work could proceed.
 /// `const`-constructible.
 ///
-/// Written by [`LocalSink::with_history`].
+/// Written by [`LocalSink::with_history`](crate::monitor::LocalSink::with_history).
 pub struct LocalHistory<const N: usize = HISTORY_LEN> {
     points: Mutex<CriticalSectionRawMutex, RefCell<HistoryBuf<LocalPoint, N>>>,
 }

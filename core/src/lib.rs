@@ -12,6 +12,7 @@ pub(crate) use portable_atomic as atomic;
 
 mod adaptive;
 pub mod admission;
+mod admission_stats;
 pub mod busy;
 mod config;
 mod control;
@@ -35,6 +36,7 @@ mod time;
 mod waiters;
 
 pub use adaptive::{AdaptiveGate, Pass, Wait};
+pub use admission_stats::AdmissionStats;
 pub use config::{
     AdmissionMode, ClusterConfig, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
     CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS, Mode, NodeUrl, Origin,
@@ -54,7 +56,7 @@ pub use source::{
     BodyError, CpuSample, CpuSource, FixedSource, FromConfig, Role, ScriptedSource, SetupError,
     SourceError, SourceErrorKind,
 };
-pub use stats::{AdmissionStats, Stats};
+pub use stats::Stats;
 pub use status::{ClusterStatus, PollCounts};
 pub use text::{Secret, Text};
 pub use threshold::Threshold;

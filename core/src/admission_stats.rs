@@ -1,0 +1,44 @@
+//! The limit mode's state as one snapshot: what `LoadControl::admission` returns and
+//! `Stats` carries. A module of its own, so that neither the control nor the stats need the
+//! other for it.
+
+/// The limit mode's state, as one snapshot ([`crate::LoadControl::admission`]).
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AdmissionStats {
+    /// Whether the web class is armed (in the threshold mode: rejecting).
+    pub armed_web: bool,
+    /// Whether the API class is armed.
+    pub armed_api: bool,
+    /// The in-flight cap while armed, in whole requests (at least one).
+    pub cap: u32,
+    /// The same cap in hundredths of a request: with the cluster's search queue the fleet
+    /// law adjusts it by fractions (a fraction is one more request that share of the time).
+    pub cap_hundredths: u32,
+    /// The in-flight bound while disarmed: `u32::MAX` (none) while the poll reports the
+    /// cluster's search queue, else `2 cap + ⌈3 √(2 cap)⌉`; the cap while the flood bound
+    /// holds.
+    pub ceiling: u32,
+    /// Whether the cap was learnt from completions (else it is the initial one).
+    pub learned: bool,
+    /// Admitted, counted requests in flight now.
+    pub in_flight: u32,
+    /// Counted requests completed in all (wrapping).
+    pub completed: u32,
+    /// Whether the flood bound holds: the in-flight count kept growing above what the
+    /// cluster's completions support while no class was armed, so the cap applies for a
+    /// few seconds as if armed.
+    pub flooding: bool,
+    /// The in-flight count the flood bound last engaged at (0: never engaged).
+    pub flood_engaged_at: u32,
+    /// Requests refused by the flood bound in all (wrapping); counted apart from the
+    /// CPU's rejections ([`crate::LoadControl::rejected`]).
+    pub rejected_flood: u32,
+    /// The busiest node's search thread pool at the last poll, when the poll reported one:
+    /// the shared signal of the fleet law.
+    pub search_pool: Option<crate::node_stats::SearchPool>,
+    /// The share of this front end's demand refused between the last two polls, in
+    /// percent: what the fleet law grows the cap by.
+    pub refused_percent: u8,
+}
