@@ -12,8 +12,10 @@
 Prints each command; exits 1 naming the crate and what is wrong.
 """
 
+import os
 import posixpath
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -69,14 +71,29 @@ def check_crate(package, crate_file):
 
 def main():
     packages = published_packages()
-    args = ["cargo", "package", "--allow-dirty", "--locked"]
-    for package in packages:
-        args += ["-p", package["name"]]
-    run(args)
     target = Path(
         subprocess.run([str(Path(__file__).resolve().parent / "target-dir")],
                        check=True, capture_output=True, text=True).stdout.strip()
     )
+    # A package directory left by an earlier run holds .crate files of the same version:
+    # cargo verifies a crate against those of its dependencies, so a kept target verified
+    # load-runtime against last run's load-core and failed. Start from none.
+    shutil.rmtree(target / "package", ignore_errors=True)
+    # Cargo unpacks the crates it verifies against into CARGO_HOME's registry sources, and
+    # never unpacks a name and version again: a warm machine verified load-runtime against
+    # a load-core 0.3.0 unpacked by an earlier run, without the API it now has. Our own
+    # crates' versions are never fetched from there: drop them.
+    cargo_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
+    for package in packages:
+        unpacked = f"{package['name']}-{package['version']}"
+        for stale in cargo_home.glob(f"registry/src/*/{unpacked}"):
+            shutil.rmtree(stale, ignore_errors=True)
+        for stale in cargo_home.glob(f"registry/cache/*/{unpacked}.crate"):
+            stale.unlink(missing_ok=True)
+    args = ["cargo", "package", "--allow-dirty", "--locked"]
+    for package in packages:
+        args += ["-p", package["name"]]
+    run(args)
     ok = True
     for package in packages:
         crate_file = target / "package" / f"{package['name']}-{package['version']}.crate"
