@@ -16,9 +16,9 @@ pub struct AdmissionStats {
     /// The same cap in hundredths of a request: with the cluster's search queue the fleet
     /// law adjusts it by fractions (a fraction is one more request that share of the time).
     pub cap_hundredths: u32,
-    /// The in-flight bound while disarmed: `u32::MAX` (none) while the poll reports the
-    /// cluster's search queue, else `2 cap + ⌈3 √(2 cap)⌉`; the cap while the flood bound
-    /// holds.
+    /// The in-flight bound of a class that is not armed: `u32::MAX` (none) unless the flood
+    /// bound holds, then the flood's cap (twice what the completions supported before it;
+    /// one more for a fraction of the time).
     pub ceiling: u32,
     /// Whether the cap was learnt from completions (else it is the initial one).
     pub learned: bool,
@@ -41,4 +41,8 @@ pub struct AdmissionStats {
     /// The share of this front end's demand refused between the last two polls, in
     /// percent: what the fleet law grows the cap by.
     pub refused_percent: u8,
+    /// Whether the busiest node's CPU, smoothed (it follows a rise at once and a fall
+    /// slowly), says the cluster is saturated: at 93 % or more. Below, an armed class's
+    /// cap grows whatever the load.
+    pub saturated: bool,
 }

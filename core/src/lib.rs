@@ -26,6 +26,7 @@ mod path;
 mod percent;
 mod policy;
 pub mod properties;
+mod search_pool;
 mod snippet;
 mod source;
 mod stats;

@@ -10,34 +10,17 @@ use crate::CpuPercent;
 use crate::json::{self, Invalid};
 
 /// The request path that returns exactly what [`parse_node_stats`] reads: every node's
-/// `os.cpu.percent` and its search thread pool's `threads`, `queue` and `active`, plus the
-/// `_nodes` header so that partial failures stay visible.
-pub const NODE_STATS_PATH: &str = "/_nodes/stats/os,thread_pool?filter_path=_nodes,\
-nodes.*.os.cpu.percent,nodes.*.thread_pool.search.threads,nodes.*.thread_pool.search.queue,\
-nodes.*.thread_pool.search.active";
+/// `os.cpu.percent`, its search thread pool's `threads`, `queue`, `active` and
+/// `total_wait_time_in_nanos`, its shard searches' `query_time_in_millis` and
+/// `fetch_time_in_millis` and its `timestamp` (what [`PoolTracker`] turns into means over
+/// time), plus the `_nodes` header so that partial failures stay visible.
+pub const NODE_STATS_PATH: &str = "/_nodes/stats/os,thread_pool,indices/search?filter_path=\
+_nodes,nodes.*.timestamp,nodes.*.os.cpu.percent,nodes.*.thread_pool.search.threads,\
+nodes.*.thread_pool.search.queue,nodes.*.thread_pool.search.active,\
+nodes.*.thread_pool.search.total_wait_time_in_nanos,\
+nodes.*.indices.search.query_time_in_millis,nodes.*.indices.search.fetch_time_in_millis";
 
-/// A node's search thread pool, as `_nodes/stats/thread_pool` reports it: the searches
-/// (shard-level tasks) it runs at once at most, runs now, and has waiting.
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SearchPool {
-    /// `thread_pool.search.threads`: the pool's threads.
-    pub threads: u32,
-    /// `thread_pool.search.active`: threads running a task now.
-    pub active: u32,
-    /// `thread_pool.search.queue`: tasks waiting for a thread.
-    pub queue: u32,
-}
-
-impl SearchPool {
-    /// How loaded the pool is: tasks running and waiting per thread (in 1/1000ths, so that
-    /// pools compare exactly).
-    #[must_use]
-    pub const fn load_milli(&self) -> u64 {
-        let threads = if self.threads == 0 { 1 } else { self.threads };
-        (self.active as u64 + self.queue as u64) * 1000 / threads as u64
-    }
-}
+pub use crate::search_pool::{PoolCounters, PoolTracker, SearchPool};
 
 /// What a `_nodes/stats/os` body says about the cluster's CPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,9 +41,11 @@ pub struct NodeStats {
     pub total: Option<u32>,
     /// `_nodes.failed`, when the body has the header: nodes that did not answer.
     pub failed: Option<u32>,
-    /// The search thread pool of the node whose pool is the most loaded (running and
-    /// waiting tasks per thread), when any node reports one with all three fields as
-    /// counts. A node that reports none, or an odd value, is left out; the CPU stands.
+    /// The search thread pool of the most loaded node ([`SearchPool::busier_than`]: by the
+    /// tasks it ran and had waiting per core since the previous poll when a
+    /// [`PoolTracker`] gives the means, else by the tasks per thread now), when any node
+    /// reports `threads`, `active` and `queue` as counts. A node that reports none, or an
+    /// odd value, is left out; the CPU stands.
     pub search_pool: Option<SearchPool>,
 }
 
@@ -215,6 +200,53 @@ pub fn parse_node_stats(body: &[u8]) -> Result<NodeStats, ParseError> {
 ///
 /// As [`parse_node_stats`].
 pub fn parse_node_stats_with(body: &[u8], limits: Limits) -> Result<NodeStats, ParseError> {
+    parse(body, limits, None)
+}
+
+/// [`parse_node_stats_with`], with each node's counters kept in `tracker` from one poll to
+/// the next: from a node's second poll on, its pool has the mean tasks run and waiting since
+/// the previous one ([`SearchPool::mean_active_milli`], [`SearchPool::mean_queue_milli`]),
+/// and the busiest node is chosen by them. Call it once per poll with the same tracker.
+///
+/// ```
+/// use load_core::node_stats::{parse_node_stats_tracked, Limits, PoolTracker};
+///
+/// let tracker: PoolTracker = PoolTracker::new();
+/// let poll = |timestamp: u64, run: u64, wait: u64| {
+///     format!(
+///         r#"{{"nodes":{{"n1":{{"timestamp":{timestamp},"os":{{"cpu":{{"percent":97}}}},
+///         "thread_pool":{{"search":{{"threads":2,"active":2,"queue":1,
+///         "total_wait_time_in_nanos":{wait}}}}},
+///         "indices":{{"search":{{"query_time_in_millis":{run},"fetch_time_in_millis":0}}}}}}}}}}"#
+///     )
+/// };
+/// let first = parse_node_stats_tracked(poll(1_000, 0, 0).as_bytes(), Limits::DEFAULT, &tracker)?;
+/// assert_eq!(first.search_pool.unwrap().mean_active_milli, None);
+/// let second =
+///     parse_node_stats_tracked(poll(2_000, 1_900, 600_000_000).as_bytes(), Limits::DEFAULT, &tracker)?;
+/// let pool = second.search_pool.unwrap();
+/// assert_eq!((pool.mean_active_milli, pool.mean_queue_milli), (Some(1_900), Some(600)));
+/// assert_eq!(pool.load_per_core_milli(), Some(2_500));
+/// # Ok::<(), load_core::node_stats::ParseError>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`parse_node_stats`].
+pub fn parse_node_stats_tracked<const N: usize>(
+    body: &[u8],
+    limits: Limits,
+    tracker: &PoolTracker<N>,
+) -> Result<NodeStats, ParseError> {
+    tracker.start_poll();
+    parse(body, limits, Some(tracker))
+}
+
+fn parse(
+    body: &[u8],
+    limits: Limits,
+    tracker: Option<&dyn Observe>,
+) -> Result<NodeStats, ParseError> {
     if body.len() > limits.max_body {
         return Err(ParseError::TooLarge {
             len: body.len(),
@@ -222,19 +254,39 @@ pub fn parse_node_stats_with(body: &[u8], limits: Limits) -> Result<NodeStats, P
         });
     }
     check(body, limits.max_depth)?;
-    match parse_checked(body, false) {
+    match parse_checked(body, false, tracker) {
         // A pool's value was no number: the CPU stands, read without pools.
-        Err((_, true)) => parse_checked(body, true).map_err(|(e, _)| e),
+        Err((_, true)) => parse_checked(body, true, None).map_err(|(e, _)| e),
         parsed => parsed.map_err(|(e, _)| e),
+    }
+}
+
+/// What keeps nodes' counters between polls: [`PoolTracker`] of any capacity.
+trait Observe {
+    fn observe(&self, id: &[u8], pool: SearchPool, counters: PoolCounters) -> SearchPool;
+}
+
+impl<const N: usize> Observe for PoolTracker<N> {
+    fn observe(&self, id: &[u8], pool: SearchPool, counters: PoolCounters) -> SearchPool {
+        PoolTracker::observe(self, id, pool, counters)
     }
 }
 
 /// One pass over a checked body (`skip_pools`: without reading thread pools): the stats,
 /// or the error and whether a pool's value caused it.
-fn parse_checked(body: &[u8], skip_pools: bool) -> Result<NodeStats, (ParseError, bool)> {
+fn parse_checked(
+    body: &[u8],
+    skip_pools: bool,
+    tracker: Option<&dyn Observe>,
+) -> Result<NodeStats, (ParseError, bool)> {
     let ctx = Ctx {
+        stats: Cell::default(),
+        pool: Cell::default(),
+        counters: Cell::default(),
+        pool_error: Cell::default(),
         skip_pools,
-        ..Ctx::default()
+        error: Cell::default(),
+        tracker,
     };
     let mut deserializer = serde_json_core::de::Deserializer::new(body, None);
     let parsed = Top(&ctx)
@@ -334,20 +386,30 @@ fn check(body: &[u8], max_depth: usize) -> Result<(), ParseError> {
     })
 }
 
-#[derive(Default)]
-struct Ctx {
+struct Ctx<'c> {
     stats: Cell<NodeStats>,
     /// The search pool of the node being read: `threads`, `active`, `queue` as they come.
     pool: Cell<[Option<u32>; 3]>,
+    /// The node's counters: `timestamp`, `query_time_in_millis`, `fetch_time_in_millis`,
+    /// `total_wait_time_in_nanos`.
+    counters: Cell<[Option<u64>; 4]>,
     /// Whether a pool's value was no number (then the body is read again, without pools),
     /// and whether this pass reads pools at all.
     pool_error: Cell<bool>,
     skip_pools: bool,
     /// A typed error found by a visitor, reported instead of the parser's generic one.
     error: Cell<Option<ParseError>>,
+    /// Where nodes' counters are kept between polls, if anywhere.
+    tracker: Option<&'c dyn Observe>,
 }
 
-impl Ctx {
+impl Ctx<'_> {
+    fn set_counter(&self, slot: usize, value: u64) {
+        let mut counters = self.counters.get();
+        counters[slot] = Some(value);
+        self.counters.set(counters);
+    }
+
     fn update(&self, f: impl FnOnce(&mut NodeStats)) {
         let mut stats = self.stats.get();
         f(&mut stats);
@@ -399,16 +461,28 @@ macro_rules! object_seed {
     )*};
 }
 
-struct Top<'c>(&'c Ctx);
-struct Header<'c>(&'c Ctx);
-struct Nodes<'c>(&'c Ctx);
-struct Node<'c>(&'c Ctx);
-struct Os<'c>(&'c Ctx);
-struct Cpu<'c>(&'c Ctx);
-struct ThreadPool<'c>(&'c Ctx);
-struct Search<'c>(&'c Ctx);
+struct Top<'c>(&'c Ctx<'c>);
+struct Header<'c>(&'c Ctx<'c>);
+struct Nodes<'c>(&'c Ctx<'c>);
+struct Node<'c>(&'c Ctx<'c>);
+struct Os<'c>(&'c Ctx<'c>);
+struct Cpu<'c>(&'c Ctx<'c>);
+struct ThreadPool<'c>(&'c Ctx<'c>);
+struct Search<'c>(&'c Ctx<'c>);
+struct Indices<'c>(&'c Ctx<'c>);
+struct SearchStats<'c>(&'c Ctx<'c>);
 
-object_seed!(Header, Nodes, Node, Os, Cpu, ThreadPool, Search);
+object_seed!(
+    Header,
+    Nodes,
+    Node,
+    Os,
+    Cpu,
+    ThreadPool,
+    Search,
+    Indices,
+    SearchStats
+);
 
 impl<'de> DeserializeSeed<'de> for Top<'_> {
     type Value = ();
@@ -451,20 +525,24 @@ impl<'de> Fields<'de> for Header<'_> {
 }
 
 impl<'de> Fields<'de> for Nodes<'_> {
-    fn field<A: MapAccess<'de>>(&self, _id: &str, map: &mut A) -> Result<(), A::Error> {
+    fn field<A: MapAccess<'de>>(&self, id: &str, map: &mut A) -> Result<(), A::Error> {
         self.0.update(|s| s.nodes = s.nodes.saturating_add(1));
         self.0.pool.set([None; 3]);
+        self.0.counters.set([None; 4]);
         map.next_value_seed(Node(self.0))?;
-        // The node's pool, if it reported all of it, against the most loaded so far.
+        // The node's pool, if it reported all of it, against the most loaded so far; with
+        // the means since the previous poll when it reported its counters too.
         if let [Some(threads), Some(active), Some(queue)] = self.0.pool.get() {
-            let pool = SearchPool {
-                threads,
-                active,
-                queue,
-            };
+            let mut pool = SearchPool::new(threads, active, queue);
+            if let (Some(tracker), [Some(at), Some(query), Some(fetch), Some(wait)]) =
+                (self.0.tracker, self.0.counters.get())
+            {
+                let counters = PoolCounters::new(at, query.saturating_add(fetch), wait);
+                pool = tracker.observe(id.as_bytes(), pool, counters);
+            }
             self.0.update(|s| {
                 if s.search_pool
-                    .is_none_or(|busiest| pool.load_milli() > busiest.load_milli())
+                    .is_none_or(|busiest| pool.busier_than(&busiest))
                 {
                     s.search_pool = Some(pool);
                 }
@@ -479,6 +557,8 @@ impl<'de> Fields<'de> for Node<'_> {
         match key {
             "os" => map.next_value_seed(Os(self.0)),
             "thread_pool" if !self.0.skip_pools => map.next_value_seed(ThreadPool(self.0)),
+            "indices" if !self.0.skip_pools => map.next_value_seed(Indices(self.0)),
+            "timestamp" if !self.0.skip_pools => counter(self.0, 0, map),
             _ => map.next_value::<IgnoredAny>().map(drop),
         }
     }
@@ -493,12 +573,46 @@ impl<'de> Fields<'de> for ThreadPool<'_> {
     }
 }
 
+/// A cumulative counter into the node's slot `slot`: a whole number in `0..=u64::MAX`,
+/// read exactly; anything else fails this pass, and the body is read again without pools.
+fn counter<'de, A: MapAccess<'de>>(
+    ctx: &Ctx<'_>,
+    slot: usize,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    let value = map
+        .next_value::<u64>()
+        .inspect_err(|_| ctx.pool_error.set(true))?;
+    ctx.set_counter(slot, value);
+    Ok(())
+}
+
+impl<'de> Fields<'de> for Indices<'_> {
+    fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "search" => map.next_value_seed(SearchStats(self.0)),
+            _ => map.next_value::<IgnoredAny>().map(drop),
+        }
+    }
+}
+
+impl<'de> Fields<'de> for SearchStats<'_> {
+    fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "query_time_in_millis" => counter(self.0, 1, map),
+            "fetch_time_in_millis" => counter(self.0, 2, map),
+            _ => map.next_value::<IgnoredAny>().map(drop),
+        }
+    }
+}
+
 impl<'de> Fields<'de> for Search<'_> {
     fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
         let slot = match key {
             "threads" => 0,
             "active" => 1,
             "queue" => 2,
+            "total_wait_time_in_nanos" => return counter(self.0, 3, map),
             _ => return map.next_value::<IgnoredAny>().map(drop),
         };
         // A count, exactly: a whole number in `0..=u32::MAX` (`null` reads as NaN). A
@@ -660,22 +774,10 @@ mod tests {
         assert_eq!(stats.max_cpu.get(), 90);
         assert_eq!(
             stats.search_pool,
-            Some(SearchPool {
-                threads: 2,
-                active: 2,
-                queue: 3
-            }),
+            Some(SearchPool::new(2, 2, 3)),
             "b: 5 tasks for 2 threads"
         );
-        assert_eq!(
-            SearchPool {
-                threads: 2,
-                active: 2,
-                queue: 3
-            }
-            .load_milli(),
-            2500
-        );
+        assert_eq!(SearchPool::new(2, 2, 3).load_milli(), 2500);
     }
 
     #[test]
@@ -703,14 +805,7 @@ mod tests {
             br#"{"nodes":{"a":{"thread_pool":{"search":{"threads":2e0,"queue":1,"active":2.0}}},"b":{"os":{"cpu":{"percent":5}}}}}"#,
         )
         .unwrap();
-        assert_eq!(
-            stats.search_pool,
-            Some(SearchPool {
-                threads: 2,
-                active: 2,
-                queue: 1
-            })
-        );
+        assert_eq!(stats.search_pool, Some(SearchPool::new(2, 2, 1)));
     }
 
     #[test]

@@ -251,11 +251,7 @@ fn the_limit_mode_draws_the_cap_and_the_requests_in_flight() {
     // A poll with the busiest node's search pool.
     sink.on_sample(
         Instant::from_secs(5),
-        &CpuSample::local(CpuPercent::new(90)).with_search_pool(SearchPool {
-            threads: 13,
-            active: 12,
-            queue: 3,
-        }),
+        &CpuSample::local(CpuPercent::new(90)).with_search_pool(SearchPool::new(13, 12, 3)),
     );
     view.live = control.admission();
     let page = dashboard::page(&view);

@@ -155,28 +155,41 @@ const PATHS: [(&str, Route, &[u8]); 7] = [
 ];
 
 /// `load.control.admission=limit` through the layer: the permit is held while the inner
-/// service answers, so concurrent slow requests beyond the ceiling get 429 and the in-flight
-/// count returns to zero after.
+/// service answers, so armed, concurrent slow requests beyond the cap get 429; disarmed,
+/// nothing bounds them; the in-flight count returns to zero after.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_layer_holds_each_permit_while_the_service_answers() {
     let mut config = config(70, 100);
     config.admission = load_tokio::AdmissionMode::Limit;
-    config.admission_initial = 2; // disarmed: a ceiling of 2 x 2 + 6 = 10 in flight
-    let dial = Dial::at(10);
+    config.admission_initial = 2; // armed without the cluster's pool: a cap of 2
+    let dial = Dial::at(90);
     let guard = LoadGuard::with_source(&config, dial.clone());
     let addr = serve(guard.clone()).await;
-    let answers: Vec<_> = (0..16)
-        .map(|_| tokio::spawn(async move { get_raw(addr, "/slow").await.status }))
-        .collect();
-    let mut statuses = Vec::new();
-    for answer in answers {
-        statuses.push(answer.await.expect("request"));
-    }
-    let ok = statuses.iter().filter(|s| **s == 200).count();
-    let busy = statuses.iter().filter(|s| **s == 429).count();
-    assert_eq!((ok, busy), (10, 6), "{statuses:?}");
-    assert_eq!(guard.control().admission().in_flight, 0);
-    assert_eq!(guard.control().admission().completed, 10);
+    let burst = || async move {
+        let answers: Vec<_> = (0..16)
+            .map(|_| tokio::spawn(async move { get_raw(addr, "/slow").await.status }))
+            .collect();
+        let mut statuses = Vec::new();
+        for answer in answers {
+            statuses.push(answer.await.expect("request"));
+        }
+        let ok = statuses.iter().filter(|s| **s == 200).count();
+        let busy = statuses.iter().filter(|s| **s == 429).count();
+        (ok, busy, statuses)
+    };
+    // The first request starts the monitor; the class arms at its first poll.
+    assert_eq!(get_raw(addr, "/search").await.status, 200);
+    let control = guard.control();
+    assert!(eventually(Duration::from_secs(10), || control.admission().armed_web).await);
+    let (ok, busy, statuses) = burst().await;
+    assert_eq!((ok, busy), (2, 14), "armed: {statuses:?}");
+    assert_eq!(control.admission().in_flight, 0);
+    dial.set(10);
+    assert!(eventually(Duration::from_secs(10), || !control.admission().armed_web).await);
+    let (ok, busy, statuses) = burst().await;
+    assert_eq!((ok, busy), (16, 0), "disarmed: {statuses:?}");
+    assert_eq!(control.admission().in_flight, 0);
+    assert_eq!(control.admission().completed, 1 + 2 + 16);
     guard.shutdown().await;
 }
 

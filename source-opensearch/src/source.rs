@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use load_core::node_stats::{Limits, NODE_STATS_PATH, parse_node_stats_with};
+use std::sync::Mutex;
+
+use load_core::node_stats::{Limits, NODE_STATS_PATH, PoolTracker, parse_node_stats_tracked};
 use load_core::{
     ClusterUrls, Config, ConfigError, ConfigErrorKind, CpuSample, CpuSource, FromConfig, NodeUrl,
     Origin, Role, SetupError, Snippet, SourceError, SourceErrorKind, keys,
@@ -46,6 +48,9 @@ const CONNECTIONS: usize = 2;
 /// ```
 pub struct OpenSearchSource<Z = IoTimer> {
     nodes: ClusterNodes,
+    /// The nodes' pool counters at the previous poll, for the means since
+    /// ([`PoolTracker`]); locked only while a body is parsed.
+    tracker: Mutex<PoolTracker>,
     /// Times the timeout.
     sleep: Z,
 }
@@ -89,6 +94,7 @@ impl OpenSearchSource {
     ) -> Result<OpenSearchSource, SourceError> {
         Ok(OpenSearchSource {
             nodes: ClusterNodes::new(urls, &options, CONNECTIONS)?,
+            tracker: Mutex::new(PoolTracker::new()),
             sleep: IoTimer,
         })
     }
@@ -101,6 +107,7 @@ impl<Z> OpenSearchSource<Z> {
     pub fn with_sleep<S: load_core::Sleep>(self, sleep: S) -> OpenSearchSource<S> {
         OpenSearchSource {
             nodes: self.nodes,
+            tracker: self.tracker,
             sleep,
         }
     }
@@ -112,7 +119,7 @@ impl<Z> OpenSearchSource<Z> {
     }
 }
 
-/// `{base}/_nodes/stats/os?filter_path=...`.
+/// `{base}`[`NODE_STATS_PATH`].
 fn stats_url(base: &surf::Url) -> String {
     format!("{}{NODE_STATS_PATH}", base.as_str().trim_end_matches('/'))
 }
@@ -173,6 +180,7 @@ impl<Z: load_core::Sleep + Send + Sync> CpuSource for OpenSearchSource<Z> {
     /// fresh connection: a frozen node's half-read connection is never reused.
     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
         let max_body = self.nodes.max_body();
+        let tracker = &self.tracker;
         let (index, sample) = self
             .nodes
             .exchange(&self.sleep, |client, endpoint| {
@@ -190,10 +198,14 @@ impl<Z: load_core::Sleep + Send + Sync> CpuSource for OpenSearchSource<Z> {
                         ));
                     }
                     let body = read_body(&mut response, max_body).await?;
-                    let stats = parse_node_stats_with(
-                        &body,
-                        Limits::new(max_body, Limits::DEFAULT.max_depth),
-                    )?;
+                    let limits = Limits::new(max_body, Limits::DEFAULT.max_depth);
+                    // A panic elsewhere cannot leave the counters half-written: the
+                    // tracker's state is whole after every observation.
+                    let tracker = tracker
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let stats = parse_node_stats_tracked(&body, limits, &*tracker)?;
+                    drop(tracker);
                     Ok(CpuSample::cluster(&stats))
                 })
             })
@@ -220,9 +232,11 @@ mod tests {
         let source = OpenSearchSource::new(&url).unwrap();
         assert_eq!(
             source.stats_url(),
-            "https://search.example:9200/prefix/_nodes/stats/os,thread_pool?filter_path=_nodes,\
-             nodes.*.os.cpu.percent,nodes.*.thread_pool.search.threads,\
-             nodes.*.thread_pool.search.queue,nodes.*.thread_pool.search.active"
+            format!("https://search.example:9200/prefix{NODE_STATS_PATH}")
+        );
+        assert!(
+            NODE_STATS_PATH.starts_with("/_nodes/stats/os,thread_pool,indices/search?"),
+            "{NODE_STATS_PATH}"
         );
         assert!(!format!("{source:?}").contains("cret"));
     }

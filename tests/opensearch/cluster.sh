@@ -310,7 +310,7 @@ capture() {
   prefix="$out/os-$version-real"
   mkdir -p "$out"
   # What the source asks (load_core::node_stats::NODE_STATS_PATH).
-  curl -fsS "$url/_nodes/stats/os,thread_pool?filter_path=_nodes,nodes.*.os.cpu.percent,nodes.*.thread_pool.search.threads,nodes.*.thread_pool.search.queue,nodes.*.thread_pool.search.active" \
+  curl -fsS "$url/_nodes/stats/os,thread_pool,indices/search?filter_path=_nodes,nodes.*.timestamp,nodes.*.os.cpu.percent,nodes.*.thread_pool.search.threads,nodes.*.thread_pool.search.queue,nodes.*.thread_pool.search.active,nodes.*.thread_pool.search.total_wait_time_in_nanos,nodes.*.indices.search.query_time_in_millis,nodes.*.indices.search.fetch_time_in_millis" \
     >"$prefix-filtered.json"
   curl -fsS "$url/_nodes/stats/os" >"$prefix-full.json"
   capture_answer "$prefix-400-unrecognized-metric.json" "GET /_nodes/stats/osx (OpenSearch $version)" \

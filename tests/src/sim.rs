@@ -1,21 +1,36 @@
-//! A simulated cluster in front of a fleet of real `LoadControl`s and their permits, on
-//! manual clocks: `c` servers with random service times from a fixed seed, one FIFO queue
-//! they all share, and the busiest-node CPU reported once a second with a second's delay,
-//! as node stats are. Open-loop Poisson arrivals at fractions and multiples of the
-//! cluster's capacity, split among the front ends by weight; each front end polls at its
-//! own phase within the second, and its clock counts from an epoch of its own (a process's
-//! monotonic clock), so nothing lines the front ends up but the cluster they share.
+//! A simulated OpenSearch cluster in front of a fleet of real `LoadControl`s and their
+//! permits, on manual clocks.
 //!
-//! Deterministic for a seed, and fast: a 40 s run of a 4-server cluster at 3x takes tens of
-//! milliseconds in a release build.
+//! The cluster is shaped as OpenSearch is: `nodes` nodes of `cores` cores, each with a
+//! search thread pool of `threads` threads (OpenSearch sizes it `⌊1.5 × cores⌋ + 1`) in front
+//! of a FIFO queue. Active threads share their node's cores (processor sharing: with more
+//! active threads than cores each runs slower), so the pool's queue only starts once the
+//! CPU is saturated, and a search is slower before any task waits. Each search fans out to
+//! shard tasks on `fanout` distinct nodes and is answered when its slowest shard is; the
+//! front end adds time of its own before and after (`overhead_us`). Every node reports its
+//! CPU once a second over the second before last (a second's delay, as node stats are); a
+//! poll reads the busiest node's CPU and the most loaded node's search pool, as
+//! `load_core::node_stats` does, and may miss the pool (a proxy that filters it, a node
+//! that did not report it).
+//!
+//! Open-loop Poisson arrivals at fractions and multiples of the load at which the cluster's
+//! CPU first reaches 90 % (the real loop's `1x`), split among the front ends by weight;
+//! front ends may join late (their monitor starts with their first request, as the lazy
+//! start does) or idle for a while. Each front end polls at its own phase within the
+//! second, and its clock counts from an epoch of its own (a process's monotonic clock), so
+//! nothing lines the front ends up but the cluster they share.
+//!
+//! Deterministic for a seed.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use congestion_limiter::limiter::{DefaultLimiter, Limiter, Outcome, Token};
+use load_core::admission::Law;
 use load_core::monitor::{ClusterSink, Sink};
-use load_core::node_stats::SearchPool;
+use load_core::node_stats::{PoolCounters, PoolTracker, SearchPool};
 use load_core::{
     Admission, AdmissionMode, Clock, ClusterStatus, ControlConfig, CpuPercent, CpuSample, Instant,
     LoadControl, ManualClock, Permit, Smoothing, Threshold,
@@ -24,15 +39,21 @@ use load_core::{
 /// The web threshold, as in the real experiment.
 pub const THRESHOLD: i32 = 70;
 
-/// How service times vary.
+/// How the CPU time of a shard task varies.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Service {
     /// Exponential: as variable as a search mix gets.
     Exponential,
     /// Erlang-4 (the sum of four exponentials): steadier, as one kind of query is.
     Erlang4,
+    /// Log-normal with this `sigma`: mostly steady, with a long tail (the real node's
+    /// searches: p99 1.6 times p50 at light load, and now and then one far slower).
+    LogNormal {
+        /// The spread of the logarithm.
+        sigma: f64,
+    },
     /// A mix of cheap and costly searches: `costly_share` of them cost `ratio` times the
-    /// cheap ones (each Erlang-4), the mean staying the model's.
+    /// cheap ones (each Erlang-4 on every shard), the mean staying the model's.
     Mix {
         /// The share of costly searches.
         costly_share: f64,
@@ -41,101 +62,159 @@ pub enum Service {
     },
 }
 
-/// A simulated cluster: servers, and their service times.
+/// A simulated cluster.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Model {
-    /// Searches served at once.
-    pub servers: usize,
-    /// The mean service time, in microseconds.
-    pub service_us: f64,
-    /// How service times vary.
+    /// A short name for tables.
+    pub name: &'static str,
+    /// Nodes in the cluster.
+    pub nodes: usize,
+    /// Cores per node.
+    pub cores: u32,
+    /// Search threads per node.
+    pub threads: usize,
+    /// Shard tasks per search, each on a distinct node.
+    pub fanout: usize,
+    /// The mean CPU time of one shard task, in microseconds.
+    pub work_us: f64,
+    /// How it varies.
     pub service: Service,
+    /// The front end's own time per search (its parsing, the network, the coordinating
+    /// node's merge), in microseconds: half before the shards start, half after the last.
+    pub overhead_us: u64,
+}
+
+/// OpenSearch's search pool size for a node of `cores` cores: `⌊1.5 × cores⌋ + 1`.
+#[must_use]
+pub const fn opensearch_threads(cores: u32) -> usize {
+    (cores as usize * 3) / 2 + 1
 }
 
 impl Model {
-    /// 4 servers, exponential service of 10 ms.
-    pub const SMALL: Model = Model {
-        servers: 4,
-        service_us: 10_000.0,
-        service: Service::Exponential,
+    /// The real loop's node: one core, two search threads, searches of 5 ms of CPU with a
+    /// long tail, and 3 ms of the front end's and the network's (light load's p50 is 8 ms,
+    /// as on the real node, where the node serves at most about 210 searches a second).
+    pub const ONE_CORE: Model = Model {
+        name: "one-core",
+        nodes: 1,
+        cores: 1,
+        threads: opensearch_threads(1),
+        fanout: 1,
+        work_us: 5_000.0,
+        service: Service::LogNormal { sigma: 0.35 },
+        overhead_us: 3_000,
     };
-    /// A wider cluster with steadier, slower searches.
-    pub const WIDE: Model = Model {
-        servers: 16,
-        service_us: 20_000.0,
-        service: Service::Erlang4,
-    };
-    /// A narrow one with fast searches.
-    pub const NARROW: Model = Model {
-        servers: 2,
-        service_us: 4_000.0,
-        service: Service::Exponential,
-    };
-    /// Many slow searches at once: at light load more are in flight than a small initial
-    /// bound allows.
-    pub const DEEP: Model = Model {
-        servers: 64,
-        service_us: 50_000.0,
-        service: Service::Erlang4,
-    };
-    /// A spread of costs, as the real loop's mixed workload: 70 % cheap searches, 30 % that
-    /// cost four times as much (two words against eight).
-    pub const MIXED: Model = Model {
-        servers: 4,
-        service_us: 10_000.0,
+    /// The same node with the real loop's mixed workload: 70 % two-word searches, 30 %
+    /// eight-word ones that cost four times as much.
+    pub const ONE_CORE_MIXED: Model = Model {
+        name: "one-core-mixed",
+        nodes: 1,
+        cores: 1,
+        threads: opensearch_threads(1),
+        fanout: 1,
+        work_us: 5_000.0,
         service: Service::Mix {
             costly_share: 0.3,
             ratio: 4.0,
         },
+        overhead_us: 3_000,
+    };
+    /// A four-core node (seven threads), exponential searches.
+    pub const FOUR_CORES: Model = Model {
+        name: "four-cores",
+        nodes: 1,
+        cores: 4,
+        threads: opensearch_threads(4),
+        fanout: 1,
+        work_us: 10_000.0,
+        service: Service::Exponential,
+        overhead_us: 1_500,
+    };
+    /// A sixteen-core node (25 threads), steadier and slower searches.
+    pub const SIXTEEN_CORES: Model = Model {
+        name: "sixteen-cores",
+        nodes: 1,
+        cores: 16,
+        threads: opensearch_threads(16),
+        fanout: 1,
+        work_us: 20_000.0,
+        service: Service::Erlang4,
+        overhead_us: 1_500,
+    };
+    /// Three two-core nodes, each search on a shard of every node (answered by the
+    /// slowest).
+    pub const THREE_NODES: Model = Model {
+        name: "three-nodes",
+        nodes: 3,
+        cores: 2,
+        threads: opensearch_threads(2),
+        fanout: 3,
+        work_us: 5_000.0,
+        service: Service::LogNormal { sigma: 0.5 },
+        overhead_us: 2_000,
+    };
+    /// Six four-core nodes, each search on two of them (a shard and a replica spread).
+    pub const SIX_NODES: Model = Model {
+        name: "six-nodes",
+        nodes: 6,
+        cores: 4,
+        threads: opensearch_threads(4),
+        fanout: 2,
+        work_us: 10_000.0,
+        service: Service::Exponential,
+        overhead_us: 2_000,
     };
 
     /// Every model the goals hold on.
-    pub const ALL: [Model; 5] = [
-        Model::SMALL,
-        Model::WIDE,
-        Model::NARROW,
-        Model::DEEP,
-        Model::MIXED,
+    pub const ALL: [Model; 6] = [
+        Model::ONE_CORE,
+        Model::ONE_CORE_MIXED,
+        Model::FOUR_CORES,
+        Model::SIXTEEN_CORES,
+        Model::THREE_NODES,
+        Model::SIX_NODES,
     ];
 
-    /// Requests per second the cluster serves at 100 % CPU.
+    /// Searches per second the cluster serves with every core busy.
     #[must_use]
     pub fn capacity(self) -> f64 {
-        self.servers as f64 * 1e6 / self.service_us
+        self.nodes as f64 * f64::from(self.cores) * 1e6 / (self.fanout as f64 * self.work_us)
     }
 
-    fn service(self, rng: &mut Rng) -> u64 {
+    /// The real loop's `1x`: the load at which the cluster's CPU first reaches 90 %.
+    #[must_use]
+    pub fn one_x(self) -> f64 {
+        0.9 * self.capacity()
+    }
+
+    /// One search's shard tasks: their CPU time each.
+    fn search(self, rng: &mut Rng, shards: &mut Vec<f64>) {
+        shards.clear();
         let erlang4 =
             |rng: &mut Rng, mean: f64| -> f64 { (0..4).map(|_| rng.exp(mean / 4.0)).sum() };
-        let sample = match self.service {
-            Service::Exponential => rng.exp(self.service_us),
-            Service::Erlang4 => erlang4(rng, self.service_us),
+        let mean = match self.service {
             Service::Mix {
                 costly_share,
                 ratio,
             } => {
-                let cheap = self.service_us / (1.0 - costly_share + costly_share * ratio);
-                let mean = if rng.unit() <= costly_share {
+                let cheap = self.work_us / (1.0 - costly_share + costly_share * ratio);
+                if rng.unit() <= costly_share {
                     cheap * ratio
                 } else {
                     cheap
-                };
-                erlang4(rng, mean)
+                }
             }
+            _ => self.work_us,
         };
-        sample.max(1.0) as u64
-    }
-
-    /// A short name for tables.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            m if m == Model::SMALL => "small",
-            m if m == Model::WIDE => "wide",
-            m if m == Model::NARROW => "narrow",
-            m if m == Model::DEEP => "deep",
-            m if m == Model::MIXED => "mixed",
-            _ => "custom",
+        for _ in 0..self.fanout {
+            let work = match self.service {
+                Service::Exponential => rng.exp(mean),
+                Service::Erlang4 | Service::Mix { .. } => erlang4(rng, mean),
+                Service::LogNormal { sigma } => {
+                    (mean.ln() - sigma * sigma / 2.0 + sigma * rng.normal()).exp()
+                }
+            };
+            shards.push(work.max(1.0));
         }
     }
 }
@@ -163,17 +242,25 @@ impl Rng {
     pub fn exp(&mut self, mean: f64) -> f64 {
         -mean * self.unit().ln()
     }
+
+    /// Standard normal (Box-Muller).
+    pub fn normal(&mut self) -> f64 {
+        let (u, v) = (self.unit(), self.unit());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
 }
 
 /// How a front end decides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Policy {
     /// Fess's rule, the default.
     Fess,
-    /// Fess's rule on the EWMA of the samples (`tau` 3 s), as the real experiment runs it.
+    /// Fess's rule on the EWMA of the samples (`tau` 3 s).
     Ewma,
     /// `load.control.admission=limit`.
     Limit,
+    /// The limit mode with a law of another design (the ones the default beat).
+    Design(Law),
     /// A peer: congestion-limiter's Vegas (each front end its own limiter, windowed at the
     /// 90th percentile as its docs advise, initial limit 10 as its README's example).
     Vegas,
@@ -194,7 +281,7 @@ impl Policy {
                     tau: Duration::from_secs(3),
                 };
             }
-            Policy::Limit => config.admission = AdmissionMode::Limit,
+            Policy::Limit | Policy::Design(_) => config.admission = AdmissionMode::Limit,
             // The peers decide with their own limiter; the control sees no threshold.
             Policy::Vegas | Policy::Gradient => config.web_threshold = Threshold::OFF,
         }
@@ -225,28 +312,57 @@ impl Policy {
     }
 }
 
-/// The front ends: how the arrivals split among them.
+/// The front ends: how the arrivals split among them, and when each takes part.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fleet {
     /// Each front end's share of the arrivals, relative to the others'.
     pub weights: Vec<f64>,
+    /// When each front end starts (s): before, it gets no request and does not poll (its
+    /// monitor starts with its first request).
+    pub joins: Vec<f64>,
+    /// A spell (s, from and until) during which a front end gets no request but keeps
+    /// polling, if any.
+    pub idle: Vec<Option<(f64, f64)>>,
 }
 
 impl Fleet {
     /// `n` front ends with equal demand.
     #[must_use]
     pub fn equal(n: usize) -> Fleet {
+        let n = n.max(1);
         Fleet {
-            weights: vec![1.0; n.max(1)],
+            weights: vec![1.0; n],
+            joins: vec![0.0; n],
+            idle: vec![None; n],
         }
     }
 
     /// `n` front ends, the first with 5 times each other's demand.
     #[must_use]
     pub fn skewed(n: usize) -> Fleet {
-        let mut weights = vec![1.0; n.max(1)];
-        weights[0] = 5.0;
-        Fleet { weights }
+        let mut fleet = Fleet::equal(n);
+        fleet.weights[0] = 5.0;
+        fleet
+    }
+
+    /// `n` equal front ends, the last of which starts at `at` seconds.
+    #[must_use]
+    pub fn late(n: usize, at: f64) -> Fleet {
+        let mut fleet = Fleet::equal(n);
+        if let Some(last) = fleet.joins.last_mut() {
+            *last = at;
+        }
+        fleet
+    }
+
+    /// `n` equal front ends, the last of which gets nothing from `from` to `until` seconds.
+    #[must_use]
+    pub fn idling(n: usize, from: f64, until: f64) -> Fleet {
+        let mut fleet = Fleet::equal(n);
+        if let Some(last) = fleet.idle.last_mut() {
+            *last = Some((from, until));
+        }
+        fleet
     }
 
     /// How many front ends.
@@ -261,17 +377,48 @@ impl Fleet {
         self.weights.is_empty()
     }
 
-    /// Which front end an arrival goes to, for a uniform `u` in (0, 1].
-    fn pick(&self, u: f64) -> usize {
-        let total: f64 = self.weights.iter().sum();
-        let mut at = u * total;
-        for (i, weight) in self.weights.iter().enumerate() {
-            if at <= *weight {
-                return i;
-            }
-            at -= weight;
+    /// A short description for tables.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let mut text = format!("{} FE", self.len());
+        if self.weights.iter().any(|w| *w != self.weights[0]) {
+            text.push_str(", skewed 5:1");
         }
-        self.weights.len() - 1
+        if let Some(at) = self.joins.iter().find(|at| **at > 0.0) {
+            let _ = write!(text, ", one joins at {at} s");
+        }
+        if let Some((from, until)) = self.idle.iter().flatten().next() {
+            let _ = write!(text, ", one idle {from}-{until} s");
+        }
+        text
+    }
+
+    /// The weight of front end `i` at `t` seconds.
+    fn weight(&self, i: usize, t: f64) -> f64 {
+        let idle = self.idle[i].is_some_and(|(from, until)| (from..until).contains(&t));
+        if t < self.joins[i] || idle {
+            0.0
+        } else {
+            self.weights[i]
+        }
+    }
+
+    /// Which front end an arrival at `t` goes to, for a uniform `u` in (0, 1].
+    fn pick(&self, t: f64, u: f64) -> usize {
+        let total: f64 = (0..self.len()).map(|i| self.weight(i, t)).sum();
+        let mut at = u * total;
+        let mut last = 0;
+        for i in 0..self.len() {
+            let weight = self.weight(i, t);
+            if weight > 0.0 {
+                if at <= weight {
+                    return i;
+                }
+                at -= weight;
+                last = i;
+            }
+        }
+        last
     }
 }
 
@@ -281,8 +428,12 @@ enum Event {
     Arrival,
     /// A burst of requests arrives at front end 0 at once.
     Burst,
-    /// The server finishes its request.
-    Done { server: usize },
+    /// A request's shard tasks reach their nodes.
+    Dispatch { request: usize },
+    /// A node's next shard task may be done (stale when the node's generation moved on).
+    NodeDone { node: usize, generation: u64 },
+    /// A request's answer reaches its client: its permit is dropped.
+    Answer { request: usize },
     /// A front end polls the cluster.
     Poll { front_end: usize },
 }
@@ -293,11 +444,96 @@ enum Held<'a> {
     Token(Token),
 }
 
-/// One request the cluster has: when it arrived, from which front end, and what it holds.
+/// One admitted request: when it arrived, from which front end, what it holds, and how
+/// many of its shard tasks are still running.
 struct Request<'a> {
     arrived_us: u64,
     front_end: usize,
     held: Held<'a>,
+    shards: Vec<f64>,
+    pending: usize,
+}
+
+/// A shard task at a node: the request it belongs to, the CPU time it still needs, and
+/// when it reached the node and got a thread.
+struct Task {
+    request: usize,
+    remaining: f64,
+    queued_us: u64,
+    started_us: u64,
+}
+
+/// One node: its active tasks sharing its cores, its queue, and its busy time per second.
+struct Node {
+    active: Vec<Task>,
+    queue: VecDeque<Task>,
+    /// When the active tasks' progress was last brought up to date.
+    updated_us: u64,
+    generation: u64,
+    /// Busy core-microseconds in each second.
+    busy: Vec<f64>,
+    /// The time its tasks waited for a thread, in all (µs), added when a task gets one:
+    /// what a node's `total_wait_time_in_nanos` counts.
+    waited_us: u64,
+    /// The time its tasks ran, in all (µs), added when a task is done: what its
+    /// `query_time_in_millis` and `fetch_time_in_millis` count.
+    ran_us: u64,
+}
+
+impl Node {
+    fn new(seconds: usize) -> Node {
+        Node {
+            active: Vec::new(),
+            queue: VecDeque::new(),
+            updated_us: 0,
+            generation: 0,
+            busy: vec![0.0; seconds + 2],
+            waited_us: 0,
+            ran_us: 0,
+        }
+    }
+
+    /// Brings the active tasks' progress up to `now`: each runs at `min(1, cores /
+    /// active)` of a core.
+    fn advance(&mut self, now: u64, cores: f64) {
+        let n = self.active.len() as f64;
+        if n > 0.0 && now > self.updated_us {
+            let rate = (cores / n).min(1.0);
+            let elapsed = (now - self.updated_us) as f64;
+            for task in &mut self.active {
+                task.remaining -= elapsed * rate;
+            }
+            // Busy cores, per second.
+            let busy = n.min(cores);
+            let mut at = self.updated_us;
+            while at < now {
+                let second = (at / 1_000_000) as usize;
+                let until = ((second as u64 + 1) * 1_000_000).min(now);
+                if let Some(slot) = self.busy.get_mut(second) {
+                    *slot += (until - at) as f64 * busy;
+                }
+                at = until;
+            }
+        }
+        self.updated_us = now;
+    }
+
+    /// When the next active task is done, for a new generation.
+    fn next_done(&mut self, now: u64, cores: f64) -> Option<(u64, u64)> {
+        self.generation += 1;
+        let n = self.active.len() as f64;
+        let least = self
+            .active
+            .iter()
+            .map(|task| task.remaining)
+            .fold(f64::INFINITY, f64::min);
+        if !least.is_finite() {
+            return None;
+        }
+        let rate = (cores / n).min(1.0);
+        let wait = (least.max(0.0) / rate).ceil() as u64;
+        Some((now + wait.max(1), self.generation))
+    }
 }
 
 /// What one front end saw, after the warm-up.
@@ -312,15 +548,15 @@ pub struct FrontEnd {
 /// What a run measured, after its warm-up.
 #[derive(Debug, Default)]
 pub struct Run {
-    /// Latencies of admitted requests (µs), by arrival time (s).
+    /// Admitted requests: arrival time (s) and latency (µs).
     pub latencies: Vec<(f64, u64)>,
-    /// Requests rejected.
-    pub rejected: u64,
+    /// Rejected requests' arrival times (s).
+    pub rejections: Vec<f64>,
     /// Requests that arrived.
     pub arrived: u64,
     /// The measured length, in seconds.
     pub seconds: f64,
-    /// The reported CPU at each of front end 0's polls.
+    /// The reported busiest-node CPU at each of front end 0's polls.
     pub cpu: Vec<u8>,
     /// Each front end's counts.
     pub front_ends: Vec<FrontEnd>,
@@ -351,10 +587,16 @@ impl Run {
             / self.seconds
     }
 
+    /// Admitted requests per second.
+    #[must_use]
+    pub fn served(&self) -> f64 {
+        self.latencies.len() as f64 / self.seconds
+    }
+
     /// The share of arrivals rejected.
     #[must_use]
     pub fn shed(&self) -> f64 {
-        self.rejected as f64 / self.arrived.max(1) as f64
+        self.rejections.len() as f64 / self.arrived.max(1) as f64
     }
 
     /// Jain's fairness index of what each front end got admitted relative to its demand:
@@ -373,6 +615,28 @@ impl Run {
             return 1.0;
         }
         sum * sum / (shares.len() as f64 * squares)
+    }
+
+    /// Latencies (µs) of the requests that arrived in `[from, until)` seconds, sorted.
+    #[must_use]
+    pub fn between(&self, from: f64, until: f64) -> Vec<u64> {
+        let mut latencies: Vec<u64> = self
+            .latencies
+            .iter()
+            .filter(|(at, _)| (from..until).contains(at))
+            .map(|(_, l)| *l)
+            .collect();
+        latencies.sort_unstable();
+        latencies
+    }
+
+    /// Requests rejected among those that arrived in `[from, until)` seconds.
+    #[must_use]
+    pub fn rejected_between(&self, from: f64, until: f64) -> usize {
+        self.rejections
+            .iter()
+            .filter(|at| (from..until).contains(*at))
+            .count()
     }
 }
 
@@ -403,13 +667,14 @@ pub struct Scenario {
     pub seed: u64,
     /// Bursts of this many requests at once to front end 0, at these times (s).
     pub bursts: (u64, Vec<f64>),
-    /// Whether the poll reports the busiest node's search pool (the fleet law's signal);
-    /// without it the limit mode keeps its single front end's law.
-    pub pool: bool,
+    /// The share of polls that report the busiest node's search pool (the fleet law's
+    /// signal): 1 always, 0 never (a proxy that filters it).
+    pub pool: f64,
 }
 
 impl Scenario {
-    /// `policy` on `model` with `fleet`, 40 s of which 10 s warm-up, no bursts.
+    /// `policy` on `model` with `fleet`, 40 s of which 10 s warm-up, no bursts, the pool in
+    /// every poll.
     #[must_use]
     pub fn new(model: Model, policy: Policy, fleet: Fleet) -> Scenario {
         Scenario {
@@ -420,7 +685,7 @@ impl Scenario {
             warmup: 10.0,
             seed: 7,
             bursts: (0, Vec::new()),
-            pool: true,
+            pool: 1.0,
         }
     }
 }
@@ -442,6 +707,7 @@ pub fn simulate(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
         .block_on(run(scenario, rate))
 }
 
+#[allow(clippy::too_many_lines)] // one event loop, read top to bottom
 async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
     let Scenario {
         model,
@@ -454,9 +720,16 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
         pool,
     } = scenario;
     let (model, seconds, warmup) = (*model, *seconds, *warmup);
+    let cores = f64::from(model.cores);
     let n = fleet.len();
     let config = policy.config();
-    let controls: Vec<LoadControl> = (0..n).map(|_| LoadControl::from_config(&config)).collect();
+    let law = match policy {
+        Policy::Design(law) => *law,
+        _ => Law::DEFAULT,
+    };
+    let controls: Vec<LoadControl> = (0..n)
+        .map(|_| LoadControl::from_config_with_law(&config, law))
+        .collect();
     let statuses: Vec<ClusterStatus> = (0..n).map(|_| ClusterStatus::new()).collect();
     let peers: Vec<Option<Box<dyn Limiter + Send + Sync>>> =
         (0..n).map(|_| policy.peer()).collect();
@@ -480,7 +753,7 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
         .collect();
     let phases: Vec<u64> = (0..n)
         .map(|i| {
-            if i == 0 {
+            if i == 0 && std::env::var_os("PHASE0").is_some() {
                 0
             } else {
                 rng.next_u64() % 1_000_000
@@ -500,37 +773,35 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
     };
     push(&mut events, 0, Event::Arrival);
     for (front_end, phase) in phases.iter().enumerate() {
-        push(&mut events, 1_000_000 + phase, Event::Poll { front_end });
+        // The monitor starts with the front end's first request: its first poll is in the
+        // second after it joins.
+        let join = (fleet.joins[front_end] * 1e6) as u64;
+        let first = (join / 1_000_000 + 1) * 1_000_000 + phase;
+        push(&mut events, first, Event::Poll { front_end });
     }
     for at in &bursts.1 {
         push(&mut events, (at * 1e6) as u64, Event::Burst);
     }
-    let mut queue: VecDeque<Request<'_>> = VecDeque::new();
-    let mut servers: Vec<Option<Request<'_>>> = (0..model.servers).map(|_| None).collect();
-    // Busy server-microseconds in each second, for the CPU the nodes report.
-    let mut busy = vec![0u64; seconds as usize + 2];
-    let mut busy_since = vec![0u64; model.servers];
+    let mut nodes: Vec<Node> = (0..model.nodes)
+        .map(|_| Node::new(seconds as usize))
+        .collect();
+    let mut requests: Vec<Option<Request<'_>>> = Vec::new();
+    let mut free: Vec<usize> = Vec::new();
+    let mut shards = Vec::new();
+    // Each front end keeps the nodes' counters from one poll to the next, as a source does.
+    let trackers: Vec<PoolTracker> = (0..n).map(|_| PoolTracker::new()).collect();
+    let node_ids: Vec<String> = (0..model.nodes).map(|i| format!("node-{i}")).collect();
+    let trace = std::env::var_os("LOAD_SIM_TRACE").is_some();
     let mut run = Run {
         seconds: seconds - warmup,
         front_ends: vec![FrontEnd::default(); n],
         ..Run::default()
     };
-    let account = |busy: &mut Vec<u64>, from: u64, to: u64| {
-        let mut at = from;
-        while at < to {
-            let second = (at / 1_000_000) as usize;
-            let edge = ((second as u64) + 1) * 1_000_000;
-            let until = edge.min(to);
-            if let Some(slot) = busy.get_mut(second) {
-                *slot += until - at;
-            }
-            at = until;
-        }
-    };
     while let Some(Reverse((now, _, event))) = events.pop() {
         if now > end_us {
             break;
         }
+        let t = now as f64 / 1e6;
         for (clock, offset) in clocks.iter().zip(&offsets) {
             clock.set(Instant::from_micros(now + offset));
         }
@@ -538,14 +809,14 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
             tokio::time::advance(Duration::from_micros(now - advanced_us)).await;
             advanced_us = now;
         }
-        let measured = now as f64 / 1e6 >= warmup;
+        let measured = t >= warmup;
         let arrivals = match event {
             Event::Arrival => {
-                let r = rate(now as f64 / 1e6);
+                let r = rate(t);
                 if r > 0.0 {
                     let next = now + rng.exp(1e6 / r).max(1.0) as u64;
                     push(&mut events, next, Event::Arrival);
-                    vec![(fleet.pick(rng.unit()), false)]
+                    vec![(fleet.pick(t, rng.unit()), false)]
                 } else {
                     // A quiet spell: look again in 10 ms.
                     push(&mut events, now + 10_000, Event::Arrival);
@@ -560,6 +831,9 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                 run.arrived += 1;
                 run.front_ends[front_end].arrived += 1;
             }
+            if in_burst {
+                run.burst.0 += 1;
+            }
             let held = match &peers[front_end] {
                 Some(limiter) => limiter.try_acquire().await.map(Held::Token),
                 None => match controls[front_end].admit("/search?q=x", &clocks[front_end]) {
@@ -567,211 +841,442 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                     Admission::Rejected(_) => None,
                 },
             };
-            match held {
-                Some(held) => {
-                    if measured {
-                        run.front_ends[front_end].admitted += 1;
-                    }
-                    if in_burst {
-                        run.burst.0 += 1;
-                    }
-                    let request = Request {
-                        arrived_us: now,
-                        front_end,
-                        held,
-                    };
-                    if let Some(free) = servers.iter().position(Option::is_none) {
-                        servers[free] = Some(request);
-                        busy_since[free] = now;
-                        let service = model.service(&mut rng);
-                        push(&mut events, now + service, Event::Done { server: free });
-                    } else {
-                        queue.push_back(request);
-                    }
+            let Some(held) = held else {
+                if measured {
+                    run.rejections.push(t);
                 }
-                None => {
-                    if measured {
-                        run.rejected += 1;
-                    }
-                    if in_burst {
-                        run.burst.0 += 1;
-                        run.burst.1 += 1;
+                if in_burst {
+                    run.burst.1 += 1;
+                }
+                continue;
+            };
+            if measured {
+                run.front_ends[front_end].admitted += 1;
+            }
+            model.search(&mut rng, &mut shards);
+            let request = Request {
+                arrived_us: now,
+                front_end,
+                held,
+                shards: shards.clone(),
+                pending: shards.len(),
+            };
+            let slot = if let Some(slot) = free.pop() {
+                requests[slot] = Some(request);
+                slot
+            } else {
+                requests.push(Some(request));
+                requests.len() - 1
+            };
+            push(
+                &mut events,
+                now + model.overhead_us / 2,
+                Event::Dispatch { request: slot },
+            );
+        }
+        match event {
+            Event::Dispatch { request } => {
+                // Shards on distinct nodes, from a random first one.
+                let first = (rng.next_u64() % model.nodes as u64) as usize;
+                let works = requests[request]
+                    .as_ref()
+                    .map(|r| r.shards.clone())
+                    .unwrap_or_default();
+                for (k, work) in works.into_iter().enumerate() {
+                    let index = (first + k) % model.nodes;
+                    let node = &mut nodes[index];
+                    node.advance(now, cores);
+                    let mut task = Task {
+                        request,
+                        remaining: work,
+                        queued_us: now,
+                        started_us: now,
+                    };
+                    if node.active.len() < model.threads {
+                        task.started_us = now;
+                        node.active.push(task);
+                        if let Some((at, generation)) = node.next_done(now, cores) {
+                            push(
+                                &mut events,
+                                at,
+                                Event::NodeDone {
+                                    node: index,
+                                    generation,
+                                },
+                            );
+                        }
+                    } else {
+                        node.queue.push_back(task);
                     }
                 }
             }
-        }
-        match event {
-            Event::Done { server } => {
-                let request = servers[server].take().expect("a request in service");
-                account(&mut busy, busy_since[server], now);
-                if request.arrived_us as f64 / 1e6 >= warmup {
-                    run.latencies
-                        .push((request.arrived_us as f64 / 1e6, now - request.arrived_us));
+            Event::NodeDone { node, generation } => {
+                let state = &mut nodes[node];
+                if state.generation == generation {
+                    state.advance(now, cores);
+                    let mut finished = Vec::new();
+                    let mut ran = 0;
+                    state.active.retain(|task| {
+                        if task.remaining <= 0.5 {
+                            finished.push(task.request);
+                            ran += now - task.started_us;
+                            false
+                        } else {
+                            true
+                        }
+                    });
+                    state.ran_us += ran;
+                    while state.active.len() < model.threads {
+                        match state.queue.pop_front() {
+                            Some(mut task) => {
+                                state.waited_us += now - task.queued_us;
+                                task.started_us = now;
+                                state.active.push(task);
+                            }
+                            None => break,
+                        }
+                    }
+                    if let Some((at, generation)) = state.next_done(now, cores) {
+                        push(&mut events, at, Event::NodeDone { node, generation });
+                    }
+                    for request in finished {
+                        if let Some(r) = requests[request].as_mut() {
+                            r.pending -= 1;
+                            if r.pending == 0 {
+                                push(
+                                    &mut events,
+                                    now + model.overhead_us / 2,
+                                    Event::Answer { request },
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            Event::Answer { request } => {
+                let Some(done) = requests[request].take() else {
+                    continue;
+                };
+                free.push(request);
+                let arrived = done.arrived_us as f64 / 1e6;
+                if arrived >= warmup {
+                    run.latencies.push((arrived, now - done.arrived_us));
                 }
                 // The answer is complete: counted out.
-                match request.held {
+                match done.held {
                     Held::Permit(permit) => drop(permit),
                     Held::Token(token) => {
-                        if let Some(limiter) = &peers[request.front_end] {
+                        if let Some(limiter) = &peers[done.front_end] {
                             limiter.release(token, Some(Outcome::Success)).await;
                             // The limiter may shrink in a task of its own: let it run.
                             tokio::task::yield_now().await;
                         }
                     }
                 }
-                if let Some(next) = queue.pop_front() {
-                    servers[server] = Some(next);
-                    busy_since[server] = now;
-                    let service = model.service(&mut rng);
-                    push(&mut events, now + service, Event::Done { server });
-                }
             }
             Event::Poll { front_end } => {
-                // The node refreshes its CPU figure once a second, over the second before
-                // last (a second's delay); every front end reads the same figure.
+                // Every node refreshes its CPU figure once a second, over the second before
+                // last; the poll keeps the busiest. The most loaded search pool (running and
+                // waiting tasks per thread) is read at this instant.
                 let second = (now / 1_000_000) as usize;
-                let reported = if second >= 2 {
-                    let busy_us = busy[second - 2] as f64;
-                    (busy_us / (model.servers as f64 * 1e6) * 100.0)
-                        .round()
-                        .min(100.0) as u8
-                } else {
-                    0
-                };
-                // The busiest node's search pool at this instant: each front end reads it
-                // when it polls.
-                let busy_servers = servers.iter().filter(|s| s.is_some()).count();
-                let mut sample = CpuSample::local(CpuPercent::new(reported));
-                if *pool {
-                    sample = sample.with_search_pool(SearchPool {
-                        threads: u32::try_from(model.servers).unwrap_or(u32::MAX),
-                        active: u32::try_from(busy_servers).unwrap_or(u32::MAX),
-                        queue: u32::try_from(queue.len()).unwrap_or(u32::MAX),
-                    });
+                let mut busiest = 0u8;
+                let mut loaded: Option<SearchPool> = None;
+                let tracker = &trackers[front_end];
+                tracker.start_poll();
+                for (index, node) in nodes.iter_mut().enumerate() {
+                    node.advance(now, cores);
+                    if second >= 2 {
+                        let percent = (node.busy[second - 2] / (cores * 1e6) * 100.0)
+                            .round()
+                            .min(100.0) as u8;
+                        busiest = busiest.max(percent);
+                    }
+                    let here = SearchPool::new(
+                        u32::try_from(model.threads).unwrap_or(u32::MAX),
+                        u32::try_from(node.active.len()).unwrap_or(u32::MAX),
+                        u32::try_from(node.queue.len()).unwrap_or(u32::MAX),
+                    );
+                    let counters =
+                        PoolCounters::new(now / 1_000, node.ran_us / 1_000, node.waited_us * 1_000);
+                    let here = tracker.observe(node_ids[index].as_bytes(), here, counters);
+                    if loaded.is_none_or(|l| here.busier_than(&l)) {
+                        loaded = Some(here);
+                    }
+                }
+                let mut sample = CpuSample::local(CpuPercent::new(busiest));
+                let reported = *pool >= 1.0 || (*pool > 0.0 && rng.unit() <= *pool);
+                if let (true, Some(loaded)) = (reported, loaded) {
+                    sample = sample.with_search_pool(loaded);
                 }
                 sinks[front_end].on_sample(clocks[front_end].now(), &sample);
+                if trace {
+                    let a = controls[front_end].admission();
+                    eprintln!(
+                        "t {t:6.2} fe {front_end} cpu {busiest:3} pool {:?} armed {} cap {:6.2} in {:3} refused {:3}% flood {}",
+                        sample.search_pool.map(|p| (p.active, p.queue)),
+                        a.armed_web,
+                        f64::from(a.cap_hundredths) / 100.0,
+                        a.in_flight,
+                        a.refused_percent,
+                        a.flooding
+                    );
+                }
                 if front_end == 0 {
-                    run.cpu.push(reported);
+                    run.cpu.push(busiest);
                 }
                 push(&mut events, now + 1_000_000, Event::Poll { front_end });
             }
             Event::Arrival | Event::Burst => {}
         }
-        // Servers still busy count toward the CPU up to now.
-        for (server, since) in busy_since.iter_mut().enumerate() {
-            if servers[server].is_some() && *since < now {
-                account(&mut busy, *since, now);
-                *since = now;
-            }
-        }
     }
-    // Requests still queued or in service keep their permits until here.
-    drop(queue);
-    drop(servers);
+    // Requests still in the cluster keep their permits until here.
+    drop(requests);
     run
 }
 
-/// The steady-state runs of a scenario: 40 s per factor of capacity, 10 s of warm-up.
+/// A scenario's runs at several factors of `1x`, steady, for one seed.
 #[must_use]
 pub fn steady(scenario: &Scenario, factors: &[f64]) -> Vec<(f64, Run)> {
     factors
         .iter()
         .map(|&factor| {
             let scenario = Scenario {
-                seed: scenario.seed + (factor * 100.0) as u64,
+                seed: scenario.seed.wrapping_mul(1_000) + (factor * 100.0) as u64,
                 ..scenario.clone()
             };
-            let capacity = scenario.model.capacity();
-            (factor, simulate(&scenario, |_| factor * capacity))
+            let one_x = scenario.model.one_x();
+            (factor, simulate(&scenario, |_| factor * one_x))
         })
         .collect()
 }
 
-/// The goals' ratios within one scenario's runs.
-#[derive(Clone, Debug)]
-pub struct Summary {
-    /// Admitted p99 at 2x and 3x over p99 at 0.5x.
-    pub p99_ratio: [f64; 2],
-    /// p99.9 at 3x over p99 at 0.5x.
-    pub p999_ratio_3x: f64,
-    /// Goodput (answered within 10 x the 0.5x p50) at 2x and 3x over the peak.
-    pub goodput_ratio: [f64; 2],
-    /// The share shed at 0.25x and 0.5x.
-    pub shed_light: [f64; 2],
-    /// Jain's index of admitted over demand per front end, at 2x and 3x.
-    pub fairness: [f64; 2],
+/// The factors of `1x` a summary runs.
+pub const FACTORS: [f64; 9] = [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0];
+/// The overload factors the tail goals hold at.
+pub const OVERLOAD: [f64; 3] = [2.0, 3.0, 4.0];
+/// The factors the goodput goal holds at.
+pub const SATURATED: [f64; 5] = [1.25, 1.5, 2.0, 3.0, 4.0];
+
+/// The goals' figures for one seed's runs.
+#[derive(Clone, Debug, Default)]
+pub struct Figures {
+    /// The worst admitted p99 at 2x, 3x and 4x over the p99 at 0.5x.
+    pub p99: f64,
+    /// The worst p99.9 at 2x, 3x and 4x over the p99 at 0.5x.
+    pub p999: f64,
+    /// The least goodput at 1.25x to 4x over the run's best (answers within 10 times the
+    /// 0.5x p50).
+    pub goodput: f64,
+    /// The most shed at 0.25x, 0.5x and 0.75x.
+    pub shed_light: f64,
+    /// Shed at 1x beyond the share by which the load exceeds the best served rate.
+    pub shed_1x_excess: f64,
+    /// The least Jain's index at 2x, 3x and 4x.
+    pub jain: f64,
 }
 
-/// The factors of capacity a summary runs.
-pub const FACTORS: [f64; 7] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0];
+impl Figures {
+    /// The worse of two seeds' figures, goal by goal.
+    #[must_use]
+    pub fn worst(self, other: &Figures) -> Figures {
+        Figures {
+            p99: self.p99.max(other.p99),
+            p999: self.p999.max(other.p999),
+            goodput: self.goodput.min(other.goodput),
+            shed_light: self.shed_light.max(other.shed_light),
+            shed_1x_excess: self.shed_1x_excess.max(other.shed_1x_excess),
+            jain: self.jain.min(other.jain),
+        }
+    }
 
-/// Runs `scenario` at every factor of [`FACTORS`] and sums it up.
+    /// The best possible figures: the start of a worst-of fold.
+    #[must_use]
+    pub fn best() -> Figures {
+        Figures {
+            p99: 0.0,
+            p999: 0.0,
+            goodput: f64::INFINITY,
+            shed_light: 0.0,
+            shed_1x_excess: 0.0,
+            jain: f64::INFINITY,
+        }
+    }
+}
+
+/// Runs `scenario` at every factor of [`FACTORS`] with its seed and sums the goals up.
 #[must_use]
-pub fn summary(scenario: &Scenario) -> Summary {
+pub fn figures(scenario: &Scenario) -> Figures {
     let runs = steady(scenario, &FACTORS);
     let at = |factor: f64| &runs.iter().find(|(f, _)| *f == factor).expect("run").1;
     let light_p99 = at(0.5).percentile(0.99);
     let slo = 10.0 * at(0.5).percentile(0.50);
-    let peak = runs
+    let best = runs
         .iter()
         .map(|(_, run)| run.goodput(slo))
         .fold(0.0, f64::max);
-    for (factor, run) in &runs {
-        eprintln!(
-            "{} {:?} x{} {factor}x: p50 {:.1} ms, p99 {:.1} ms, p99.9 {:.1} ms, goodput {:.0}/s, \
-             shed {:.1} %, fairness {:.3}, cpu {:?}",
-            scenario.model.name(),
-            scenario.policy,
-            scenario.fleet.len(),
-            run.percentile(0.5) / 1e3,
-            run.percentile(0.99) / 1e3,
-            run.percentile(0.999) / 1e3,
-            run.goodput(slo),
-            run.shed() * 100.0,
-            run.fairness(),
-            &run.cpu[run.cpu.len().saturating_sub(6)..]
-        );
+    let best_served = runs.iter().map(|(_, run)| run.served()).fold(0.0, f64::max);
+    if std::env::var_os("LOAD_SIM_VERBOSE").is_some() {
+        for (factor, run) in &runs {
+            eprintln!(
+                "{} {:?} {} seed {} {factor}x: p50 {:.1} ms, p99 {:.1} ms, p99.9 {:.1} ms, \
+                 goodput {:.0}/s, shed {:.1} %, Jain {:.3}, cpu {:?}",
+                scenario.model.name,
+                scenario.policy,
+                scenario.fleet.describe(),
+                scenario.seed,
+                run.percentile(0.5) / 1e3,
+                run.percentile(0.99) / 1e3,
+                run.percentile(0.999) / 1e3,
+                run.goodput(slo),
+                run.shed() * 100.0,
+                run.fairness(),
+                &run.cpu[run.cpu.len().saturating_sub(6)..]
+            );
+        }
     }
-    Summary {
-        p99_ratio: [2.0, 3.0].map(|f| at(f).percentile(0.99) / light_p99),
-        p999_ratio_3x: at(3.0).percentile(0.999) / light_p99,
-        goodput_ratio: [2.0, 3.0].map(|f| at(f).goodput(slo) / peak),
-        shed_light: [0.25, 0.5].map(|f| at(f).shed()),
-        fairness: [2.0, 3.0].map(|f| at(f).fairness()),
+    let offered_1x = scenario.model.one_x();
+    Figures {
+        p99: OVERLOAD
+            .iter()
+            .map(|f| at(*f).percentile(0.99) / light_p99)
+            .fold(0.0, f64::max),
+        p999: OVERLOAD
+            .iter()
+            .map(|f| at(*f).percentile(0.999) / light_p99)
+            .fold(0.0, f64::max),
+        goodput: SATURATED
+            .iter()
+            .map(|f| at(*f).goodput(slo) / best)
+            .fold(f64::INFINITY, f64::min),
+        shed_light: [0.25, 0.5, 0.75]
+            .iter()
+            .map(|f| at(*f).shed())
+            .fold(0.0, f64::max),
+        shed_1x_excess: (at(1.0).shed() - (1.0 - best_served / offered_1x).max(0.0)).max(0.0),
+        jain: OVERLOAD
+            .iter()
+            .map(|f| at(*f).fairness())
+            .fold(f64::INFINITY, f64::min),
     }
 }
 
-/// Seconds after a step from 0.5x to 2x (at 20 s) until the admitted p99 over 1 s windows
-/// stays under 3 x its 0.5x value.
+/// What a step does, for one seed: a run at 0.5x that steps to 3x at 20 s and back to
+/// 0.5x at 40 s.
+#[derive(Clone, Debug, Default)]
+pub struct Step {
+    /// Goodput in the second from 1 s after the step up, over the 3x goodput of 30-40 s.
+    pub goodput_after_1s: f64,
+    /// Seconds after the step up from which on the admitted p99 until the step down stays
+    /// within twice the 0.5x p99 (of 5-20 s).
+    pub tail_back: f64,
+    /// Requests shed among those that arrived from 2 s after the step down.
+    pub shed_after_down: usize,
+}
+
+/// Runs the step for `scenario` with its seed.
 #[must_use]
-pub fn recovery_after_step(scenario: &Scenario) -> f64 {
-    let step_at = 20.0;
+pub fn step(scenario: &Scenario) -> Step {
+    let (up, down) = (20.0, 40.0);
     let scenario = Scenario {
+        seconds: 50.0,
         warmup: 5.0,
-        seed: 99,
+        seed: scenario.seed.wrapping_mul(1_000) + 99,
         ..scenario.clone()
     };
-    let capacity = scenario.model.capacity();
+    let one_x = scenario.model.one_x();
     let run = simulate(&scenario, |t| {
-        (if t < step_at { 0.5 } else { 2.0 }) * capacity
+        (if (up..down).contains(&t) { 3.0 } else { 0.5 }) * one_x
     });
-    let window = |from: f64| {
-        let mut latencies: Vec<u64> = run
-            .latencies
+    let light = run.between(5.0, up);
+    let light_p99 = percentile(&light, 0.99);
+    let slo = 10.0 * percentile(&light, 0.5);
+    let good = |from: f64, until: f64| {
+        run.between(from, until)
             .iter()
-            .filter(|(at, _)| *at >= from && *at < from + 1.0)
-            .map(|(_, l)| *l)
-            .collect();
-        latencies.sort_unstable();
-        percentile(&latencies, 0.99)
+            .filter(|l| (**l as f64) <= slo)
+            .count() as f64
+            / (until - from)
     };
-    let light: f64 = (5..20).map(|s| window(f64::from(s))).sum::<f64>() / 15.0;
-    let mut last_bad = step_at;
-    for s in 20..39 {
-        let second = f64::from(s);
-        if window(second) > 3.0 * light {
-            last_bad = second + 1.0;
-        }
+    // The first whole second from which on the admitted p99 until the step down stays
+    // within twice the light one.
+    let tail_back = (0..19)
+        .find(|d| percentile(&run.between(up + f64::from(*d), down), 0.99) <= 2.0 * light_p99)
+        .map_or(20.0, f64::from);
+    Step {
+        goodput_after_1s: good(up + 1.0, up + 2.0) / good(30.0, down).max(1e-9),
+        tail_back,
+        shed_after_down: run.rejected_between(down + 2.0, 50.0),
     }
-    last_bad - step_at
+}
+
+/// One scenario's worst figures over its seeds, as a row of the results.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The cluster's name.
+    pub model: &'static str,
+    /// The fleet, described.
+    pub fleet: String,
+    /// The worst of every seed's figures.
+    pub figures: Figures,
+    /// The least goodput in the second from 1 s after a step to 3x, over the 3x one.
+    pub step_goodput: f64,
+    /// The most seconds after that step until the tail stayed within twice light load's.
+    pub step_tail: f64,
+    /// The most requests shed from 2 s after the step back to 0.5x.
+    pub step_down: usize,
+}
+
+impl Row {
+    /// The header of a table of rows.
+    pub const HEADER: &'static str = "| cluster | front ends | p99 / 0.5x p99 (2x-4x) | p99.9 / 0.5x p99 | \
+goodput / best (1.25x-4x) | shed at 0.25x-0.75x | shed at 1x beyond the excess | Jain (2x-4x) | \
+goodput 1 s after 0.5x -> 3x | tail back (s) | shed 2 s after 3x -> 0.5x |\n\
+|---|---|---|---|---|---|---|---|---|---|---|";
+
+    /// The row in Markdown.
+    #[must_use]
+    pub fn markdown(&self) -> String {
+        let f = &self.figures;
+        format!(
+            "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} % | {:.1} pts | {:.3} | {:.2} | {} | {} |",
+            self.model,
+            self.fleet,
+            f.p99,
+            f.p999,
+            f.goodput,
+            f.shed_light * 100.0,
+            f.shed_1x_excess * 100.0,
+            f.jain,
+            self.step_goodput,
+            self.step_tail,
+            self.step_down
+        )
+    }
+}
+
+/// Runs `scenario` with seeds `1..=seeds`: the steady factors and the step, the worst of
+/// each figure.
+#[must_use]
+pub fn row(scenario: &Scenario, seeds: u64) -> Row {
+    let mut figures_ = Figures::best();
+    let (mut step_goodput, mut step_tail, mut step_down) = (f64::INFINITY, 0.0f64, 0);
+    for seed in 1..=seeds {
+        let scenario = Scenario {
+            seed,
+            ..scenario.clone()
+        };
+        figures_ = figures_.worst(&figures(&scenario));
+        let step = step(&scenario);
+        step_goodput = step_goodput.min(step.goodput_after_1s);
+        step_tail = step_tail.max(step.tail_back);
+        step_down = step_down.max(step.shed_after_down);
+    }
+    Row {
+        model: scenario.model.name,
+        fleet: scenario.fleet.describe(),
+        figures: figures_,
+        step_goodput,
+        step_tail,
+        step_down,
+    }
 }

@@ -119,8 +119,9 @@ proptest! {
     }
 
     /// The limit mode under the same random runs: the in-flight count is exactly the held
-    /// counted permits, never above the highest limit the mode allows (the ceiling of the
-    /// cap), and back to zero once every permit is dropped.
+    /// counted permits; a request of an armed class is admitted only below the cap, one of
+    /// a disarmed class only below the flood bound while it holds; and the count is back
+    /// to zero once every permit is dropped.
     #[test]
     fn the_limit_mode_counts_every_permit_and_keeps_its_limit(
         web in 1i32..=99,
@@ -145,11 +146,30 @@ proptest! {
                 Step::Request(i) => {
                     let before = control.admission();
                     if let Admission::Admitted(permit) = control.admit(TARGETS[i], &clock) {
-                        let ceiling = 2 * before.cap + (9.0 * 2.0 * f64::from(before.cap)).sqrt().ceil() as u32;
-                        prop_assert!(
-                            !permit.is_counted() || before.in_flight < ceiling,
-                            "admitted at {} in flight, cap {}", before.in_flight, before.cap
-                        );
+                        // Armed, the cap bounds (one more for its fraction; the initial
+                        // cap after a window without completions); disarmed, only a
+                        // flood does.
+                        let armed = match classify(TARGETS[i]) {
+                            Route::Web => before.armed_web,
+                            Route::Api => before.armed_api,
+                            // Counted as the API while it is armed, else as the web.
+                            Route::Ambiguous => (api < 100 && before.armed_api) || before.armed_web,
+                            Route::Excluded => false,
+                        };
+                        let limit = if armed {
+                            Some(before.cap.max(initial) + 1)
+                        } else if before.flooding {
+                            Some(before.ceiling.saturating_add(1))
+                        } else {
+                            None
+                        };
+                        if let (Some(limit), true) = (limit, permit.is_counted()) {
+                            prop_assert!(
+                                before.in_flight < limit,
+                                "admitted at {} in flight, bound {} (cap {}, armed {})",
+                                before.in_flight, limit, before.cap, armed
+                            );
+                        }
                         held.push(permit);
                     }
                 }

@@ -27,7 +27,7 @@ fn expected(name: &str) -> Option<Expected> {
     {
         return match kind {
             // Checked against their cluster in `real_captures_read_as_their_cluster`.
-            "filtered" | "full" => None,
+            "filtered" | "filtered-later" | "full" => None,
             // JSON error bodies are refused as error responses ...
             "403" | "404" | "400-unrecognized-metric" => {
                 Some(Err(|e| *e == ParseError::ErrorResponse))
@@ -174,9 +174,9 @@ fn real_captures_read_as_their_cluster() {
                 (full.nodes, full.measured, full.total),
                 (stats.nodes, stats.measured, stats.total)
             );
-            // The filtered body is a small fraction of the full one.
+            // The filtered body is under a third of the OS stats alone.
             assert!(
-                body.len() * 5
+                body.len() * 3
                     < captures
                         .iter()
                         .find(|(n, _)| *n == format!("{version}-real-full"))
@@ -222,4 +222,64 @@ fn readme_key_tables_follow_the_key_table() {
             );
         }
     }
+}
+
+/// Two real polls of one cluster, searches between them: tracked, the second reads every
+/// node's counters against the first's, and the busiest node is the one with the most
+/// tasks run and waiting per core on average, computed here from the two bodies.
+#[test]
+fn real_pool_counters_give_the_means_between_two_polls() {
+    use load_core::node_stats::{Limits, PoolTracker, parse_node_stats_tracked};
+    let names = fixture_names();
+    let mut checked = 0;
+    for name in &names {
+        let Some(version) = name.strip_suffix("-real-filtered-later") else {
+            continue;
+        };
+        let (first, later) = (
+            fixture(&format!("{version}-real-filtered")).body,
+            fixture(name).body,
+        );
+        let tracker: PoolTracker = PoolTracker::new();
+        let before = parse_node_stats_tracked(&first, Limits::DEFAULT, &tracker).expect("first");
+        assert_eq!(
+            before.search_pool.and_then(|p| p.mean_active_milli),
+            None,
+            "{name}"
+        );
+        let after = parse_node_stats_tracked(&later, Limits::DEFAULT, &tracker).expect("later");
+        let pool = after.search_pool.expect("the pool");
+        // The same from the bodies, by hand.
+        let json = |body: &[u8]| serde_json::from_slice::<serde_json::Value>(body).expect("json");
+        let (a, b) = (json(&first), json(&later));
+        let mut best = 0u64;
+        for (id, node) in b["nodes"].as_object().expect("nodes") {
+            let old = &a["nodes"][id];
+            let n = |v: &serde_json::Value, path: &[&str]| {
+                path.iter()
+                    .fold(v, |v, k| &v[*k])
+                    .as_u64()
+                    .expect("a counter")
+            };
+            let ms = n(node, &["timestamp"]) - n(old, &["timestamp"]);
+            let run = |v| {
+                n(v, &["indices", "search", "query_time_in_millis"])
+                    + n(v, &["indices", "search", "fetch_time_in_millis"])
+            };
+            let wait = |v| n(v, &["thread_pool", "search", "total_wait_time_in_nanos"]);
+            let active = (run(node) - run(old)) * 1000 / ms;
+            let queue = (wait(node) - wait(old)) / 1000 / ms;
+            let threads = n(node, &["thread_pool", "search", "threads"]);
+            let cores = (2 * (threads.max(1) - 1)).div_ceil(3).max(1);
+            best = best.max((active + queue) / cores);
+        }
+        assert!(best > 0, "{name}: searches ran between the two captures");
+        let load = u64::from(pool.load_per_core_milli().expect("means"));
+        assert!(
+            load.abs_diff(best) <= 1,
+            "{name}: {load} against {best} by hand"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 1, "no pair of captures");
 }

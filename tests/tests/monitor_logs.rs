@@ -133,7 +133,7 @@ async fn adaptive_sampler<R: Runtime + Default>() {
 }
 
 /// The limit mode says what it does: a class is armed (not rejected), and a rejection is a
-/// request over the in-flight bound, with the cap and the ceiling.
+/// request of an armed class over the in-flight cap, with the cap.
 async fn limit_mode<R: Runtime + Default>() {
     logs::start();
     let source: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(90))));
@@ -179,7 +179,7 @@ async fn limit_mode<R: Runtime + Default>() {
     assert_eq!(
         summaries[0].message,
         "Rejecting request over the in-flight limit: 3 web request(s) (armed) since the last \
-         poll, cap=2, ceiling=10, cpu=90%"
+         poll, cap=2, cpu=90%"
     );
     assert!(
         matching(&records, "Rejecting request due to high CPU load").is_empty(),

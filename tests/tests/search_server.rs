@@ -416,8 +416,8 @@ async fn the_limit_mode_is_visible<R: Serve>() {
     let cap = admission["cap"].as_f64().expect("cap");
     assert!(cap >= 3.0, "{armed}");
     assert!(
-        admission["ceiling"].as_f64().expect("ceiling") > 2.0 * cap,
-        "without the cluster's search pool, disarmed: twice the cap and a margin: {armed}"
+        admission["ceiling"].is_null(),
+        "disarmed, nothing bounds a request but a flood: {armed}"
     );
     assert_eq!(admission["flood"]["bounded"], false, "{armed}");
     assert_eq!(admission["flood"]["refused"], 0, "{armed}");

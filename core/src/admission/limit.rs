@@ -1,50 +1,50 @@
 //! The in-flight limit of `load.control.admission=limit`: a count of the front end's own
-//! admitted requests, and a cap learnt from their completions and, when the poll reports
-//! it, adjusted by the cluster's search queue.
+//! admitted requests, a cap learnt from their completions, and, while the cluster is
+//! saturated, the law that holds its busiest node at the operating point.
 
+use core::time::Duration;
+
+use super::law::Law;
 use super::window::Window;
 use crate::Instant;
 use crate::atomic::{AtomicU32, Ordering};
 use crate::node_stats::SearchPool;
 
-/// While a class is disarmed (without the cluster's queue), the in-flight count may reach
-/// this many times the cap (plus three standard deviations of a Poisson count of that mean,
-/// so that light load's bursts fit): room for a load that grows, and a bound on a flood.
-pub(crate) const CEILING_FACTOR: u32 = 2;
-
-/// The fleet law, per poll (see [`crate::admission`]): the cap grows by `GROW` plus the
-/// busiest node's idle share of threads, times the share of this front end's demand it
-/// refused; it shrinks by `SHRINK` times the busiest node's queue per thread, counting at
-/// least `MIN_THREADS` threads; and it changes by at most `STEP` times a poll, either way.
-const GROW: f64 = 1.0;
-const SHRINK: f64 = 0.7;
-const MIN_THREADS: f64 = 8.0;
-const STEP: f64 = 1.4;
 /// The least cap of the fleet law, in 1/256ths of a request: one request an eighth of the
 /// time.
 const MIN_FINE: u32 = 32;
+/// Polls in a row without the search pool that keep the fleet law as it was (the cap
+/// unchanged, the counts kept for the next poll that has it), before the law without the
+/// pool takes over.
+const POOL_GRACE: u32 = 3;
 
-/// Buckets in a row the in-flight count must grow, each time by more than noise, and end
-/// above the ceiling of the cap, before a disarmed class is bounded as a flood.
-pub(crate) const FLOOD_BUCKETS: u32 = 3;
-/// Buckets a flood bound holds after the flood was last seen growing: long enough for the
-/// cluster's CPU, reported a second late and polled once a second, to arm the class.
+/// Buckets in a row the in-flight count must grow, each time by more than noise, before a
+/// class below saturation is bounded as a flood.
+pub(crate) const FLOOD_BUCKETS: u32 = 2;
+/// The least time a flood bound holds after the flood was last seen growing, in buckets:
+/// long enough for the cluster's CPU, reported a second late and polled once a second, to
+/// arm the class. A longer poll interval holds it for two intervals and a second.
 pub(crate) const FLOOD_HOLD: u32 = 30;
+/// How many times the least latency of the window the last bucket's mean latency must be
+/// for a growing in-flight count to be a flood even below the ceiling of the cap: the
+/// cluster queues what this front end, one of a fleet, sends.
+const FLOOD_STRETCH: u64 = 8;
 
-/// Whether `now` is in a probe: the first 200 ms of every 10 seconds, while armed, the
-/// limit is half the cap, so that a queue the cap let build drains and the window sees the
-/// latency without it again (BBR's ProbeRTT, for a cap: the latency it assumes is the
-/// least of the last 10 s, and a queue kept standing for 10 s would become it). Only
-/// without the cluster's queue, which measures the queue instead.
+/// Whether `now` is in a probe: the first 200 ms of every 10 seconds, while bounded
+/// without the cluster's search pool, the limit is half the cap, so that a queue the cap
+/// let build drains and the window sees the latency without it again (BBR's ProbeRTT, for
+/// a cap: the latency it assumes is the least of the last 10 s, and a queue kept standing
+/// for 10 s would become it).
 #[inline]
 fn probing(now: Instant) -> bool {
     now.as_millis() % 10_000 < 200
 }
 
-/// The disarmed ceiling for `cap`: `2 cap + ceil(3 sqrt(2 cap))`.
+/// The ceiling of `cap`, `2 cap + ⌈3 √(2 cap)⌉`: twice the cap and three standard
+/// deviations of a Poisson count of that mean, room for a load that doubles.
 #[inline]
 pub(crate) const fn ceiling(cap: u32) -> u32 {
-    let twice = cap.saturating_mul(CEILING_FACTOR);
+    let twice = cap.saturating_mul(2);
     twice.saturating_add(deviations(twice))
 }
 
@@ -58,7 +58,44 @@ const fn deviations(mean: u32) -> u32 {
     if root * root < nine { root + 1 } else { root }
 }
 
-/// What the last poll told the fleet law, for the stats.
+/// How many buckets the flood bound holds for with polls every `interval`: two intervals
+/// and a second (the CPU is reported a second late, and the poll after it may be a whole
+/// interval away), at least [`FLOOD_HOLD`]; at most half the bucket numbers, which wrap.
+const fn flood_hold(interval: Duration) -> u32 {
+    let ms = interval.as_millis().saturating_mul(2).saturating_add(1_000);
+    let buckets = ms / super::window::BUCKET_MS as u128;
+    if buckets > (u32::MAX / 2) as u128 {
+        u32::MAX / 2
+    } else if buckets < FLOOD_HOLD as u128 {
+        FLOOD_HOLD
+    } else {
+        buckets as u32
+    }
+}
+
+/// What bounds a request now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// Nothing: the class is below saturation (or disarmed) and no flood is seen.
+    None,
+    /// The cap, while the class is armed and the cluster saturated.
+    Cap(u32),
+    /// The cap, as a flood bound.
+    Flood(u32),
+}
+
+impl Bound {
+    /// The in-flight count a request may find.
+    #[inline]
+    pub(crate) const fn limit(self) -> u32 {
+        match self {
+            Bound::None => u32::MAX,
+            Bound::Cap(limit) | Bound::Flood(limit) => limit,
+        }
+    }
+}
+
+/// What the last poll told the law, for the stats.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct PollReading {
     /// The busiest node's search pool, when the poll reported one.
@@ -67,56 +104,79 @@ pub(crate) struct PollReading {
     pub(crate) refused_percent: u8,
 }
 
+/// An atomic alone on its cache line: the in-flight count and the refusal count change on
+/// every request under overload, and neither should make the other's line bounce between
+/// cores.
+#[repr(align(64))]
+struct Line(AtomicU32);
+
 /// The in-flight count, the cap and the window it is learnt from.
 pub(crate) struct Limiter {
-    inflight: AtomicU32,
-    /// The cap in 1/256ths of a request: the fleet law adjusts it by fractions, and a
-    /// fraction is one more request that share of the time.
+    inflight: Line,
+    /// Requests refused at the limit in all (wrapping): the demand the law weighs growth by.
+    refused: Line,
+    /// The cap in 1/256ths of a request: the law adjusts it by fractions, and a fraction is
+    /// one more request that share of the time.
     fine: AtomicU32,
-    /// The cap before anything is learnt (and, without the cluster's queue, its least
-    /// value).
+    /// The cap before anything is learnt (and, without the cluster's pool, its least value).
     initial: AtomicU32,
     /// Whether the cap comes from completions (else it is the initial one).
     learned: AtomicU32,
-    /// Completions in all (wrapping), and that count at the last poll.
+    /// Completions in all (wrapping), and the counts at the last poll that took them.
     completed: AtomicU32,
     completed_seen: AtomicU32,
-    /// Requests refused at the limit in all (wrapping), and that count at the last poll.
-    refused: AtomicU32,
     refused_seen: AtomicU32,
     /// The bucket the cap was last learnt in (0: never): a cap older than the window is
-    /// not used, the initial one is.
+    /// not used, the initial one is (without the pool).
     learned_at: AtomicU32,
     /// The in-flight count when the last bucket opened, and for how many buckets in a row
     /// it has grown.
     last_inflight: AtomicU32,
     growing: AtomicU32,
-    /// The bucket the flood bound holds until (0: never engaged), whether it holds, and
-    /// the in-flight count it last engaged at.
+    /// The bucket the flood bound holds until (0: never engaged), whether it holds, the
+    /// in-flight count it last engaged at, and how many buckets it holds for.
     flood_until: AtomicU32,
     flood: AtomicU32,
     flood_held: AtomicU32,
-    /// Whether the last poll found a class bounded (armed, or a flood bound): the first
-    /// bounded poll after an unbounded one is where the cap starts.
+    flood_hold: AtomicU32,
+    /// The busiest node's CPU, smoothed ([`Law::smooth`]), in thousandths of a percent
+    /// (`u32::MAX`: none yet), and whether it says the cluster is saturated.
+    cpu: AtomicU32,
+    saturated: AtomicU32,
+    /// Whether the last poll found a class bounded: the first bounded poll after an
+    /// unbounded one is where the cap starts.
     bounded: AtomicU32,
-    /// The last poll's search pool (threads, active, queue; `u32::MAX` threads: none) and
-    /// refused share.
-    pool: [AtomicU32; 3],
+    /// Whether the fleet law holds (a poll reported the search pool within the grace),
+    /// and how many polls in a row came without it.
+    fleet: AtomicU32,
+    missed: AtomicU32,
+    /// The last poll's search pool: threads, active, queue, mean active and mean queue in
+    /// thousandths (`u32::MAX`: none), for the stats.
+    pool: [AtomicU32; 5],
     refused_percent: AtomicU32,
     window: Window,
+    /// The price of [`super::law::Rule::Price`], in thousandths.
+    price: AtomicU32,
+    /// The recent peak of the in-flight count.
+    peak: AtomicU32,
+    /// The flood bound's cap, in 1/256ths, fixed when it engages.
+    flood_cap: AtomicU32,
+    law: Law,
 }
 
+const NONE: u32 = u32::MAX;
+
 impl Limiter {
-    pub(crate) const fn new(initial: u32) -> Limiter {
+    pub(crate) const fn new(initial: u32, interval: Duration, law: Law) -> Limiter {
         let initial = if initial == 0 { 1 } else { initial };
         Limiter {
-            inflight: AtomicU32::new(0),
+            inflight: Line(AtomicU32::new(0)),
+            refused: Line(AtomicU32::new(0)),
             fine: AtomicU32::new(initial.saturating_mul(256)),
             initial: AtomicU32::new(initial),
             learned: AtomicU32::new(0),
             completed: AtomicU32::new(0),
             completed_seen: AtomicU32::new(0),
-            refused: AtomicU32::new(0),
             refused_seen: AtomicU32::new(0),
             learned_at: AtomicU32::new(0),
             last_inflight: AtomicU32::new(0),
@@ -124,49 +184,75 @@ impl Limiter {
             flood_until: AtomicU32::new(0),
             flood: AtomicU32::new(0),
             flood_held: AtomicU32::new(0),
+            flood_hold: AtomicU32::new(flood_hold(interval)),
+            cpu: AtomicU32::new(NONE),
+            saturated: AtomicU32::new(0),
             bounded: AtomicU32::new(0),
+            fleet: AtomicU32::new(0),
+            missed: AtomicU32::new(0),
             pool: [
-                AtomicU32::new(u32::MAX),
+                AtomicU32::new(NONE),
                 AtomicU32::new(0),
                 AtomicU32::new(0),
+                AtomicU32::new(NONE),
+                AtomicU32::new(NONE),
             ],
             refused_percent: AtomicU32::new(0),
             window: Window::new(),
+            price: AtomicU32::new(0),
+            peak: AtomicU32::new(0),
+            flood_cap: AtomicU32::new(0),
+            law,
         }
     }
 
-    /// Whether the last poll reported the cluster's search queue: then the fleet law holds.
+    /// Whether the fleet law holds: a poll reported the busiest node's search pool within
+    /// the grace.
     #[inline]
-    fn pool_known(&self) -> bool {
-        self.pool[0].load(Ordering::Relaxed) != u32::MAX
+    fn fleet(&self) -> bool {
+        self.fleet.load(Ordering::Relaxed) != 0
     }
 
-    /// The in-flight count a new request may find at `now` (`None`: no clock, no probe and
-    /// no fraction). Armed, or a flood bounded: the cap (a fraction of a request is one
-    /// more that share of the time; without the cluster's queue, half the cap during a
-    /// probe, never below the initial cap). Disarmed: without bound when the cluster's queue is known, else the ceiling
-    /// of the cap.
+    /// Whether the busiest node's CPU says the cluster is saturated.
     #[inline]
-    pub(crate) fn limit(&self, armed: bool, now: Option<Instant>) -> u32 {
-        let known = self.pool_known();
+    pub(crate) fn saturated(&self) -> bool {
+        self.saturated.load(Ordering::Relaxed) != 0
+    }
+
+    /// What bounds a new request at `now` (`None`: no clock, no probe and no fraction)
+    /// while its class is `armed` or not. Armed with the cluster saturated, or a flood
+    /// bounded: the cap (a fraction of a request is one more that share of the time;
+    /// without the cluster's pool, half the cap during a probe, never below the initial
+    /// cap, and the initial one after a window without completions). Else nothing.
+    #[inline]
+    pub(crate) fn bound(&self, armed: bool, now: Option<Instant>) -> Bound {
+        let flooding = self.flooding();
+        if !armed && !flooding {
+            return Bound::None;
+        }
+        let fleet = self.fleet();
         let mut fine = self.fine.load(Ordering::Relaxed);
-        if !known
+        if !fleet
             && let Some(now) = now
             && self.stale(now)
         {
             fine = self.initial.load(Ordering::Relaxed).saturating_mul(256);
         }
-        if !armed && !self.flooding() {
-            return if known { u32::MAX } else { ceiling(fine >> 8) };
-        }
         // The first `frac` milliseconds of every 256: the allowed concurrency averages the
         // fraction, whatever the arrival rate.
         let extra = now.is_some_and(|now| ((now.as_millis() % 256) as u32) < (fine & 0xFF));
-        let cap = (fine >> 8) + u32::from(extra);
-        if !known && now.is_some_and(probing) {
-            (cap / 2).max(self.initial.load(Ordering::Relaxed))
+        let mut cap = (fine >> 8) + u32::from(extra);
+        if !fleet && now.is_some_and(probing) {
+            cap = (cap / 2).max(self.initial.load(Ordering::Relaxed));
+        }
+        if armed {
+            Bound::Cap(cap)
         } else {
-            cap
+            // A flood: room for twice what the completions supported before it (the
+            // backlog drains down to it first, since nothing is admitted above it).
+            let twice = self.flood_cap.load(Ordering::Relaxed).max(MIN_FINE);
+            let extra = now.is_some_and(|now| ((now.as_millis() % 256) as u32) < (twice & 0xFF));
+            Bound::Flood((twice >> 8) + u32::from(extra))
         }
     }
 
@@ -193,26 +279,27 @@ impl Limiter {
     /// a load decides, so that a rejection writes nothing here.
     #[inline]
     pub(crate) fn try_enter(&self, limit: u32) -> bool {
-        if self.inflight.load(Ordering::Relaxed) >= limit {
+        let inflight = &self.inflight.0;
+        if inflight.load(Ordering::Relaxed) >= limit {
             return false;
         }
-        let before = self.inflight.fetch_add(1, Ordering::Relaxed);
+        let before = inflight.fetch_add(1, Ordering::Relaxed);
         if before < limit {
             return true;
         }
-        self.inflight.fetch_sub(1, Ordering::Relaxed);
+        inflight.fetch_sub(1, Ordering::Relaxed);
         false
     }
 
-    /// Counts a request refused at the limit: the demand the fleet law weighs its growth by.
+    /// Counts a request refused at the limit: the demand the law weighs its growth by.
     #[inline]
     pub(crate) fn refuse(&self) {
-        self.refused.fetch_add(1, Ordering::Relaxed);
+        self.refused.0.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts a request in, whatever the limit (monitor mode).
     pub(crate) fn enter(&self) {
-        self.inflight.fetch_add(1, Ordering::Relaxed);
+        self.inflight.0.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts a request out that completed at `now`, admitted at `started` (`armed`: its
@@ -235,52 +322,74 @@ impl Limiter {
     /// zero instead of wrapping to `u32::MAX`, which would reject everything from then on.
     pub(crate) fn abandon(&self) -> bool {
         self.inflight
+            .0
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
             .is_ok()
     }
 
+    /// Stores the cap `next` learnt from `loaded`, unless a poll moved the cap meanwhile:
+    /// the poll's update wins, and the next bucket learns from it.
+    fn settle(&self, loaded: u32, next: u32) {
+        let _ = self
+            .fine
+            .compare_exchange(loaded, next, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
     /// Once a bucket, at its first completion: the cap and the flood bound.
     ///
-    /// The cap follows the window's estimate (Little's law) while disarmed, and always
-    /// without the cluster's queue; armed with it, the poll adjusts the cap instead. The
-    /// estimate is never above the ceiling of what is in flight or allowed now: however a
-    /// bucket's completions line up (requests held for a minute, then completed together),
-    /// the cap grows by at most the ceiling's factor a bucket, as fast as real load needs,
-    /// not to what no load ever held. Without the cluster's queue it is never below the
-    /// initial cap, and an empty window (no completion for a second) starts over from it,
-    /// so that a step in load after a quiet spell meets the cold start's bound.
+    /// Unbounded, and always without the cluster's pool, the cap follows the window's
+    /// estimate (Little's law); bounded with the pool, the poll moves it instead, and this
+    /// leaves it alone. The estimate is never above the ceiling of what is in flight or
+    /// allowed now: however a bucket's completions line up (requests held for a minute,
+    /// then completed together), the cap grows by at most the ceiling's factor a bucket, as
+    /// fast as real load needs, not to what no load ever held. Without the pool it is never
+    /// below the initial cap, and an empty window (no completion for a second) starts over
+    /// from it, so that a step in load after a quiet spell meets the cold start's bound.
     ///
-    /// A flood, while disarmed (armed, the cap bounds the class already): the in-flight
-    /// count grew at each of the last [`FLOOD_BUCKETS`] buckets, by more than noise, and is
-    /// above the ceiling of the cap. A burst does not: it arrives at once and then drains.
+    /// A flood, while not capped: the in-flight count grew at each of the last
+    /// [`FLOOD_BUCKETS`] buckets by more than noise, and is above the ceiling of the cap or
+    /// finds the cluster queueing (the last bucket's mean latency at least
+    /// [`FLOOD_STRETCH`] times the least). A burst does not: it arrives at once and then
+    /// drains.
     fn learn(&self, now: Instant, armed: bool) {
-        let known = self.pool_known();
-        let bounded = armed || self.flooding();
-        let initial = self.initial.load(Ordering::Relaxed);
-        let held = self.inflight.load(Ordering::Relaxed);
-        let fine = self.fine.load(Ordering::Relaxed);
-        let fine = match self.window.estimate(now) {
-            None => {
-                self.learned.store(0, Ordering::Relaxed);
-                initial.saturating_mul(256)
-            }
-            Some(_) if known && bounded && self.learned.load(Ordering::Relaxed) != 0 => fine,
-            Some(estimate) => {
-                self.learned.store(1, Ordering::Relaxed);
-                let floor = if known { 1 } else { initial };
-                let bound = ceiling(held.max(fine >> 8));
-                estimate
-                    .in_flight()
-                    .min(bound)
-                    .max(floor)
-                    .saturating_mul(256)
-            }
-        };
-        self.fine.store(fine, Ordering::Relaxed);
+        let fleet = self.fleet();
+        let capped = armed;
+        let bounded = capped || self.flooding();
+        let held = self.inflight.0.load(Ordering::Relaxed);
+        let estimate = self.window.estimate(now);
+        if !(fleet && bounded && self.learned.load(Ordering::Relaxed) != 0) {
+            let initial = self.initial.load(Ordering::Relaxed);
+            // From the value loaded: a poll that moved the cap meanwhile wins. With the
+            // pool, in fractions of a request (a fleet's front ends share the cluster's
+            // concurrency); without, in whole requests and never below the initial cap.
+            let fine = self.fine.load(Ordering::Relaxed);
+            let next = match estimate {
+                None => initial.saturating_mul(256),
+                Some(estimate) => {
+                    let bound = ceiling(held.max(fine >> 8)).saturating_mul(256);
+                    if fleet {
+                        estimate.in_flight_fine().min(bound).max(MIN_FINE)
+                    } else {
+                        estimate
+                            .in_flight()
+                            .max(initial)
+                            .saturating_mul(256)
+                            .min(bound.max(initial.saturating_mul(256)))
+                    }
+                }
+            };
+            self.settle(fine, next);
+            self.learned
+                .store(u32::from(estimate.is_some()), Ordering::Relaxed);
+        }
         let epoch = Window::epoch(now);
         self.learned_at.store(epoch, Ordering::Relaxed);
 
-        let cap = (fine >> 8).max(1);
+        // The recent peak of the in-flight count, decaying by a sixteenth a bucket.
+        let peak = self.peak.load(Ordering::Relaxed);
+        self.peak
+            .store(held.max(peak - peak / 16), Ordering::Relaxed);
+        let cap = self.cap();
         let before = self.last_inflight.swap(held, Ordering::Relaxed);
         let growing = if held >= before.saturating_add(2 + cap / 4) {
             self.growing
@@ -290,108 +399,226 @@ impl Limiter {
             self.growing.store(0, Ordering::Relaxed);
             0
         };
-        // Armed, the class is bounded already: a flood is what the CPU has not seen yet.
-        if !armed && growing >= FLOOD_BUCKETS && held > ceiling(cap) {
+        // Capped, the class is bounded already: a flood is what the CPU has not seen yet.
+        let queueing = || {
+            estimate.is_some_and(|estimate| {
+                self.window.last_mean_us(now).is_some_and(|mean| {
+                    u64::from(mean) >= FLOOD_STRETCH * u64::from(estimate.latency_us)
+                })
+            })
+        };
+        if !capped && growing >= FLOOD_BUCKETS && (held > ceiling(cap) || queueing()) {
             if !self.flooding() {
                 self.flood_held.store(held, Ordering::Relaxed);
+                // Twice what was in flight on average before (the last second, the flood's
+                // first buckets in it), or what Little's law gave, whichever is more.
+                let area = self.window.mean_in_flight_fine(now);
+                let little = estimate.map_or(0, |e| e.in_flight_fine());
+                self.flood_cap.store(
+                    area.max(little).saturating_mul(2).max(MIN_FINE),
+                    Ordering::Relaxed,
+                );
             }
+            let hold = self.flood_hold.load(Ordering::Relaxed);
             self.flood_until
-                .store(epoch.wrapping_add(FLOOD_HOLD), Ordering::Relaxed);
+                .store(epoch.wrapping_add(hold), Ordering::Relaxed);
         }
         let until = self.flood_until.load(Ordering::Relaxed);
         let holding = until != 0 && (until.wrapping_sub(epoch) as i32) > 0;
         self.flood.store(u32::from(holding), Ordering::Relaxed);
     }
 
-    /// A poll's reading of the busiest node's search pool (`None`: the poll did not report
-    /// one). While bounded (`armed`, or a flood), the fleet law adjusts the cap once:
-    ///
-    /// `cap × (1 + (GROW + idle) × refused − SHRINK × queue / max(threads, 8))`,
-    ///
-    /// within a factor of [`STEP`] either way: it grows with the share of this front end's
-    /// demand refused since the last poll (faster while the busiest node has idle threads)
-    /// and shrinks with the queue standing there. Every front end of a fleet reads the same
-    /// queue, and each grows by its own refused share: at equilibrium each refuses the same
-    /// share of its demand, and the cluster holds a small queue.
-    pub(crate) fn on_poll(&self, bounded: bool, pool: Option<SearchPool>) {
-        let completed = self.completed.load(Ordering::Relaxed);
-        let completed_since =
-            completed.wrapping_sub(self.completed_seen.swap(completed, Ordering::Relaxed));
-        let refused = self.refused.load(Ordering::Relaxed);
-        let refused_since =
-            refused.wrapping_sub(self.refused_seen.swap(refused, Ordering::Relaxed));
-        let demand = f64::from(refused_since) + f64::from(completed_since);
-        let unmet = if demand > 0.0 {
-            f64::from(refused_since) / demand
+    /// A poll: the busiest node's CPU, its search pool (`None`: the poll did not report
+    /// one) and whether a class is `armed`. While a class is armed (or a flood bounded),
+    /// the law ([`Law`]) moves the cap once, from the share of this front end's demand it
+    /// refused since the last poll and the busiest node's load per core (tasks run and
+    /// waiting on average since; its snapshot when the node reports no means) against the
+    /// operating point, within what the node's CPU says. A front end that had no demand
+    /// keeps its cap, and one with more in flight than the ceiling of its cap (a backlog
+    /// draining) does not shrink it further.
+    pub(crate) fn on_poll(&self, armed: bool, cpu: u8, pool: Option<SearchPool>) {
+        let law = &self.law;
+        let before = self.cpu.load(Ordering::Relaxed);
+        let before = if before == NONE {
+            -1.0
         } else {
-            0.0
+            f64::from(before) / 1000.0
         };
-        self.refused_percent
-            .store((unmet * 100.0) as u32, Ordering::Relaxed);
-        let Some(pool) = pool else {
-            self.pool[0].store(u32::MAX, Ordering::Relaxed);
-            return;
-        };
-        self.pool[0].store(pool.threads.min(u32::MAX - 1), Ordering::Relaxed);
-        self.pool[1].store(pool.active, Ordering::Relaxed);
-        self.pool[2].store(pool.queue, Ordering::Relaxed);
-        let bounded = bounded || self.flooding();
+        let cpu = law.smooth(before, cpu);
+        self.cpu.store((cpu * 1000.0) as u32, Ordering::Relaxed);
+        let saturated = law.saturated == 0 || cpu >= f64::from(law.saturated);
+        self.saturated
+            .store(u32::from(saturated), Ordering::Relaxed);
+        match pool {
+            Some(pool) => {
+                self.missed.store(0, Ordering::Relaxed);
+                self.fleet.store(1, Ordering::Relaxed);
+                let fields = [
+                    pool.threads.min(NONE - 1),
+                    pool.active,
+                    pool.queue,
+                    pool.mean_active_milli.unwrap_or(NONE),
+                    pool.mean_queue_milli.unwrap_or(NONE),
+                ];
+                for (slot, value) in self.pool.iter().zip(fields) {
+                    slot.store(value, Ordering::Relaxed);
+                }
+            }
+            None => {
+                let missed = self
+                    .missed
+                    .fetch_add(1, Ordering::Relaxed)
+                    .saturating_add(1);
+                if self.fleet() && missed <= POOL_GRACE {
+                    // A poll without the pool: the law holds as it was, and the counts wait
+                    // for the next poll that has it.
+                    return;
+                }
+                self.fleet.store(0, Ordering::Relaxed);
+                self.pool[0].store(NONE, Ordering::Relaxed);
+            }
+        }
+        let (demand, refused) = self.take_counts();
+        let bounded = armed || self.flooding();
         let was_bounded = self.bounded.swap(u32::from(bounded), Ordering::Relaxed) != 0;
+        let Some(pool) = pool else {
+            // Without the pool the cap follows the completions (Little's law) alone.
+            return;
+        };
         if !bounded {
+            self.price.store(0, Ordering::Relaxed);
             return;
         }
-        if !was_bounded && pool.queue == 0 {
-            // Armed with no queue at the busiest node: the CPU crossed the threshold, the
-            // search pool keeps up. The cap the completions gave is their mean in flight;
-            // it starts three deviations of a Poisson count above, so that the arrivals
-            // that kept up so far still fit (without, a light load armed by a noisy CPU
-            // reading is shed at its own mean), and the queue brings it down if it builds.
-            let fine = self.fine.load(Ordering::Relaxed);
-            let cap = (fine >> 8).max(1);
-            self.fine.store(
-                fine.saturating_add(deviations(cap).saturating_mul(256)),
-                Ordering::Relaxed,
-            );
+        let load = f64::from(pool.load_per_core_milli().unwrap_or_else(|| {
+            let now =
+                (u64::from(pool.active) + u64::from(pool.queue)) * 1000 / u64::from(pool.cores());
+            u32::try_from(now).unwrap_or(u32::MAX)
+        })) / 1000.0;
+        let error = law.error(load, cpu);
+        let held = self.inflight.0.load(Ordering::Relaxed);
+        let fine = self.fine.load(Ordering::Relaxed);
+        let mut flooding = self.flooding();
+        let mut released = false;
+        let queued_now = u64::from(pool.active) + u64::from(pool.queue);
+        let idle_now = (queued_now as f64) < f64::from(law.target) * f64::from(pool.cores());
+        if flooding && error < 0.0 && idle_now {
+            // The busiest node's pool is below the operating point, on average since the
+            // last poll and now: what looked like a flood (a run of arrivals, latencies
+            // stretched by a spread of costs) is not loading the cluster. Released, and the cap seeded as if the class had just armed.
+            self.flood_until.store(0, Ordering::Relaxed);
+            self.flood.store(0, Ordering::Relaxed);
+            flooding = false;
+            released = true;
+            if !armed {
+                self.bounded.store(0, Ordering::Relaxed);
+                return;
+            }
         }
-        let threads = f64::from(pool.threads.max(1));
-        let idle = ((threads - f64::from(pool.active)) / threads).clamp(0.0, 1.0);
-        let standing = f64::from(pool.queue) / threads.max(MIN_THREADS);
-        let factor = (1.0 + (GROW + idle) * unmet - SHRINK * standing).clamp(1.0 / STEP, STEP);
+        if !was_bounded || released {
+            if (error < 0.0 || !saturated) && !flooding {
+                // Armed below the operating point or below saturation: the cap starts at
+                // the ceiling of what the completions gave or of the recent peak in flight,
+                // room for twice the arrivals that kept up so far, and the law brings it
+                // down if the load builds.
+                let peak = self.peak.load(Ordering::Relaxed);
+                self.fine.store(
+                    ceiling((fine >> 8).max(peak).max(1)).saturating_mul(256),
+                    Ordering::Relaxed,
+                );
+            }
+            self.learned.store(1, Ordering::Relaxed);
+            return;
+        }
+        if demand == 0 {
+            // No traffic of its own: nothing to learn about its share.
+            return;
+        }
+        let mut price = f64::from(self.price.load(Ordering::Relaxed)) / 1000.0;
+        let mut factor = law.factor(refused, error, load, &pool, &mut price);
+        self.price.store((price * 1000.0) as u32, Ordering::Relaxed);
+        if factor < 1.0 && held > ceiling((fine >> 8).max(1)) {
+            // More in flight than the cap admits: a backlog draining, which a smaller cap
+            // would not drain faster.
+            factor = 1.0;
+        }
         // Growth never beyond the ceiling of what is in flight or allowed now, as Little's
         // law's: refusals come from requests that found the cap full.
-        let held = self.inflight.load(Ordering::Relaxed);
-        let fine = self.fine.load(Ordering::Relaxed);
-        let bound = f64::from(ceiling(held.max(fine >> 8).max(1))) * 256.0;
+        // Nor beyond the ceiling of the recent peak in flight: a cap that grows while
+        // nothing fills it (armed below saturation) would take many polls to come down when
+        // the load steps up.
+        let peak = self.peak.load(Ordering::Relaxed);
+        let bound = f64::from(ceiling(held.max(peak).max(1))) * 256.0;
         let next = f64::from(fine) * factor;
-        let next = if factor > 1.0 { next.min(bound) } else { next };
+        let next = if factor > 1.0 {
+            next.min(bound.max(f64::from(fine)))
+        } else {
+            next
+        };
         // Within `MIN_FINE..=u32::MAX` by the clamps, so the conversion is exact enough.
         self.fine
             .store(next.max(f64::from(MIN_FINE)) as u32, Ordering::Relaxed);
         self.learned.store(1, Ordering::Relaxed);
     }
 
-    /// What the last poll told the fleet law.
+    /// The demand (completions and refusals) since the last poll that took it, and the
+    /// share of it refused.
+    fn take_counts(&self) -> (u32, f64) {
+        let completed = self.completed.load(Ordering::Relaxed);
+        let completed_since =
+            completed.wrapping_sub(self.completed_seen.swap(completed, Ordering::Relaxed));
+        let refused = self.refused.0.load(Ordering::Relaxed);
+        let refused_since =
+            refused.wrapping_sub(self.refused_seen.swap(refused, Ordering::Relaxed));
+        let demand = refused_since.saturating_add(completed_since);
+        let unmet = if demand > 0 {
+            f64::from(refused_since) / f64::from(demand)
+        } else {
+            0.0
+        };
+        self.refused_percent
+            .store((unmet * 100.0) as u32, Ordering::Relaxed);
+        (demand, unmet)
+    }
+
+    /// A new poll interval: the flood bound holds for two of them and a second.
+    pub(crate) fn set_interval(&self, interval: Duration) {
+        self.flood_hold
+            .store(flood_hold(interval), Ordering::Relaxed);
+    }
+
+    /// What the last poll told the law.
     pub(crate) fn reading(&self) -> PollReading {
         let threads = self.pool[0].load(Ordering::Relaxed);
-        PollReading {
-            pool: (threads != u32::MAX).then(|| SearchPool {
+        let pool = (threads != NONE).then(|| {
+            let mut pool = SearchPool::new(
                 threads,
-                active: self.pool[1].load(Ordering::Relaxed),
-                queue: self.pool[2].load(Ordering::Relaxed),
-            }),
+                self.pool[1].load(Ordering::Relaxed),
+                self.pool[2].load(Ordering::Relaxed),
+            );
+            let (active, queue) = (
+                self.pool[3].load(Ordering::Relaxed),
+                self.pool[4].load(Ordering::Relaxed),
+            );
+            if active != NONE && queue != NONE {
+                pool = pool.with_means(active, queue);
+            }
+            pool
+        });
+        PollReading {
+            pool,
             refused_percent: self.refused_percent.load(Ordering::Relaxed).min(100) as u8,
         }
     }
 
     /// A new initial cap (and the cap, if nothing was learnt yet; without the cluster's
-    /// queue, the cap is never below it).
+    /// pool, the cap is never below it).
     pub(crate) fn set_initial(&self, initial: u32) {
         let initial = initial.max(1);
         self.initial.store(initial, Ordering::Relaxed);
         let fine = initial.saturating_mul(256);
         if self.learned.load(Ordering::Relaxed) == 0 {
             self.fine.store(fine, Ordering::Relaxed);
-        } else if !self.pool_known() {
+        } else if !self.fleet() {
             let _ = self
                 .fine
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |cap| {
@@ -401,7 +628,7 @@ impl Limiter {
     }
 
     pub(crate) fn in_flight(&self) -> u32 {
-        self.inflight.load(Ordering::Relaxed)
+        self.inflight.0.load(Ordering::Relaxed)
     }
 
     /// The cap in whole requests (at least one).
@@ -428,6 +655,19 @@ impl Limiter {
 mod tests {
     use super::*;
 
+    const SECOND: Duration = Duration::from_secs(1);
+
+    fn ms(n: u64) -> Instant {
+        Instant::from_millis(n)
+    }
+
+    fn busy(load_milli: u32) -> Option<SearchPool> {
+        Some(
+            SearchPool::new(2, 2, 0)
+                .with_means(load_milli.min(1000), load_milli.saturating_sub(1000)),
+        )
+    }
+
     #[test]
     fn the_ceiling_is_twice_the_cap_and_three_deviations() {
         for (cap, ceiling_) in [
@@ -443,30 +683,49 @@ mod tests {
         }
     }
 
-    fn ms(n: u64) -> Instant {
-        Instant::from_millis(n)
+    #[test]
+    fn the_flood_bound_holds_two_intervals_and_a_second() {
+        assert_eq!(flood_hold(SECOND), FLOOD_HOLD);
+        assert_eq!(flood_hold(Duration::from_secs(10)), 210);
+        assert_eq!(flood_hold(Duration::from_secs(86_400)), 1_728_010);
+        assert_eq!(flood_hold(Duration::MAX), u32::MAX / 2);
+        assert_eq!(flood_hold(Duration::ZERO), FLOOD_HOLD);
     }
 
-    /// Without the cluster's search pool: the single front end's law of v0.3.
+    /// Disarmed and no flood: nothing bounds a request. Armed: the cap, and a fraction of
+    /// a request is one more that share of the time (the first `frac` ms of every 256).
     #[test]
-    fn without_the_pool_the_cap_starts_at_the_initial_one_and_follows_completions() {
-        let limiter = Limiter::new(4);
-        let (armed, disarmed) = (limiter.limit(true, None), limiter.limit(false, None));
-        assert_eq!((limiter.cap(), armed, disarmed), (4, 4, 17));
-        for _ in 0..4 {
-            assert!(limiter.try_enter(4));
-        }
-        assert!(!limiter.try_enter(4), "at the cap");
-        assert_eq!(limiter.in_flight(), 4);
+    fn disarmed_nothing_bounds_and_armed_the_cap_with_its_fraction() {
+        let limiter = Limiter::new(4, SECOND, Law::DEFAULT);
+        assert_eq!(limiter.bound(false, Some(ms(0))), Bound::None);
+        assert_eq!(limiter.bound(true, Some(ms(300))), Bound::Cap(4));
+        limiter.on_poll(true, 99, busy(2_000));
+        limiter.fine.store(256 + 64, Ordering::Relaxed); // 1.25
+        let more = (0..256)
+            .filter(|n| limiter.bound(true, Some(ms(1_000 + n))) == Bound::Cap(2))
+            .count();
+        assert_eq!(more, 64);
+        assert_eq!(
+            limiter.bound(true, None),
+            Bound::Cap(1),
+            "no clock, no fraction"
+        );
+    }
+
+    /// Without the cluster's pool the cap follows the completions in whole requests, never
+    /// below the initial one, and starts over from it after a window without completions.
+    #[test]
+    fn without_the_pool_the_cap_follows_completions_in_whole_requests() {
+        let limiter = Limiter::new(4, SECOND, Law::DEFAULT);
         // 40 completions of 100 ms in one bucket: 400/s x 0.1 s = 40 in flight.
-        for _ in 0..40 {
+        for _ in 0..44 {
             limiter.enter();
         }
         for _ in 0..44 {
             limiter.leave(ms(0), ms(100), true);
         }
-        // The next bucket's first completion learns from it, growing by at most the
-        // ceiling of the cap (4) at a time: 17, then 44 a bucket later.
+        // The next bucket learns from it, growing by at most the ceiling of what is in
+        // flight or allowed (4: 17) a bucket.
         limiter.enter();
         limiter.leave(ms(110), ms(210), true);
         assert!(limiter.learned());
@@ -474,159 +733,128 @@ mod tests {
         limiter.enter();
         limiter.leave(ms(200), ms(300), true);
         assert_eq!(limiter.cap(), 44);
-        assert_eq!(limiter.in_flight(), 0);
-        assert_eq!(limiter.completed(), 46);
-        assert_eq!(limiter.limit(true, Some(ms(350))), 44);
-        // No completion for more than a window: the initial cap again, until one comes.
-        assert_eq!(limiter.limit(true, Some(ms(1_400))), 4);
-        assert_eq!(limiter.limit(false, Some(ms(1_400))), 17);
-        // Armed, the first 200 ms of every 10 s halve the cap (a probe).
-        for _ in 0..44 {
-            limiter.enter();
-        }
-        for _ in 0..44 {
-            limiter.leave(ms(9_800), ms(9_900), true);
-        }
-        // (After the quiet spell the window started over from the initial cap: 4, 17, 44.)
-        limiter.enter();
-        limiter.leave(ms(9_950), ms(10_050), true);
-        assert_eq!(limiter.cap(), 17);
-        limiter.enter();
-        limiter.leave(ms(10_000), ms(10_100), true);
-        assert_eq!(limiter.cap(), 44);
-        assert_eq!(limiter.limit(true, Some(ms(10_110))), 22);
-        assert_eq!(limiter.limit(true, Some(ms(10_250))), 44);
+        assert_eq!(limiter.bound(true, Some(ms(350))), Bound::Cap(44));
+        // No completion for more than a window: the initial cap again.
+        assert_eq!(limiter.bound(true, Some(ms(1_400))), Bound::Cap(4));
+        // A probe, the first 200 ms of every 10 s: half the cap, not below the initial.
+        assert_eq!(limiter.bound(true, Some(ms(10_050))), Bound::Cap(4));
         limiter.set_initial(100);
-        assert_eq!(
-            limiter.cap(),
-            100,
-            "never below the initial cap without the pool"
-        );
+        assert_eq!(limiter.cap(), 100, "never below the initial cap");
     }
 
-    fn pool(threads: u32, active: u32, queue: u32) -> Option<SearchPool> {
-        Some(SearchPool {
-            threads,
-            active,
-            queue,
-        })
-    }
-
-    /// With the cluster's search pool, each poll moves the cap by the law's factor: up with
-    /// the refused share (faster with idle threads), down with the queue per thread (at
-    /// least eight threads counted), by at most 1.4 times either way.
+    /// With the pool, each poll while armed moves the cap by the law: up by the refused
+    /// share, down by the load per core over the operating point (1.25), within 1.4.
     #[test]
-    fn with_the_pool_each_poll_adjusts_the_cap() {
-        let limiter = Limiter::new(10);
-        limiter.on_poll(true, pool(16, 16, 0));
-        assert!(limiter.pool_known());
-        assert_eq!(
-            limiter.cap_hundredths(),
-            2000,
-            "armed without a queue: 10 + ceil(3 sqrt 10), then nothing refused, no queue"
-        );
-        // The completions find no estimate in the window yet: the cap starts over from the
-        // initial one. Half the demand refused, the pool busy without a queue: x 1.5, within 1.4.
-        for _ in 0..10 {
-            limiter.refuse();
-            limiter.enter();
-            limiter.leave(ms(0), ms(10), true);
-        }
-        limiter.on_poll(true, pool(16, 16, 0));
-        assert_eq!(limiter.cap_hundredths(), 1400);
-        assert_eq!(limiter.reading().refused_percent, 50);
-        // A quarter of the demand refused, 8 of 16 threads idle: 1 + 1.5 x 0.25 = 1.375.
-        for n in 0..4 {
-            if n == 0 {
-                limiter.refuse();
-            } else {
+    fn with_the_pool_each_poll_moves_the_cap_by_the_law() {
+        let limiter = Limiter::new(10, SECOND, Law::DEFAULT);
+        limiter.on_poll(false, 99, busy(1_000));
+        assert_eq!(limiter.cap_hundredths(), 1_000, "disarmed: left alone");
+        // Arming at the operating point or below starts at the ceiling of the cap,
+        // 2 x 10 + ceil(3 sqrt 20) = 34: room for twice the arrivals that kept up.
+        limiter.on_poll(true, 99, busy(1_000));
+        assert_eq!(limiter.cap_hundredths(), 3_400);
+        let demand = |completed: u64, refused: u32| {
+            for n in 0..completed {
                 limiter.enter();
-                limiter.leave(ms(20), ms(30), true);
+                limiter.leave(ms(n), ms(n + 5), true);
             }
+            for _ in 0..refused {
+                limiter.refuse();
+            }
+        };
+        let near = |hundredths: f64| {
+            let cap = f64::from(limiter.cap_hundredths());
+            assert!((cap - hundredths).abs() <= 2.0, "{cap} != {hundredths}");
+        };
+        // Half refused, 2 tasks per core: 1 + 0.5 - (2 - 1.25) = 0.75.
+        demand(10, 10);
+        limiter.on_poll(true, 99, busy(2_000));
+        near(2_550.0);
+        assert_eq!(limiter.reading().refused_percent, 50);
+        // No demand of its own: the cap stays, whatever the cluster's load.
+        limiter.on_poll(true, 99, busy(8_000));
+        near(2_550.0);
+        // Nothing refused, 5 tasks per core (the error within the CPU's 60 x 6 % = 3.6):
+        // down by at most 1.4.
+        demand(10, 0);
+        limiter.on_poll(true, 99, busy(5_000));
+        near(2_550.0 / 1.4);
+        // The CPU falls to 30 %: smoothed to 88.65 (15 % of the way), below saturation,
+        // and the error is the CPU's, 5 x -4.35 % = -0.2175: up by 1.2175, but never
+        // beyond the ceiling of the recent peak in flight: with nothing in flight, a cap
+        // nothing fills stays.
+        demand(10, 0);
+        limiter.on_poll(true, 30, busy(2_000));
+        assert!(!limiter.saturated());
+        near(2_550.0 / 1.4);
+        // With 20 in flight (ceiling 59) it grows: the CPU smoothed to 79.85, the error
+        // 5 x -13.15 % = -0.66, beyond the step, so by 1.4.
+        for _ in 0..20 {
+            limiter.enter();
         }
-        limiter.on_poll(true, pool(16, 8, 0));
-        assert_eq!(limiter.cap_hundredths(), 1925);
-        // Nothing refused, a queue of 16 on 16 threads: 1 - 0.7 = 0.3, within 1 / 1.4.
-        limiter.enter();
-        limiter.leave(ms(40), ms(50), true);
-        limiter.on_poll(true, pool(16, 16, 16));
-        assert_eq!(limiter.cap_hundredths(), 1375);
-        // A queue of 2 on 2 threads counts as on 8: 1 - 0.7 x 0.25 = 0.825.
-        limiter.on_poll(true, pool(2, 2, 2));
-        assert_eq!(limiter.cap_hundredths(), 1134);
-        // Disarmed, the poll leaves the cap alone and there is no in-flight bound.
-        limiter.on_poll(false, pool(2, 2, 50));
-        assert_eq!(limiter.cap_hundredths(), 1134);
-        assert_eq!(limiter.limit(false, Some(ms(60))), u32::MAX);
+        demand(10, 0);
+        limiter.on_poll(true, 30, busy(2_000));
+        for n in 0..20 {
+            limiter.leave(ms(n), ms(n + 5), true);
+        }
+        let grown = 2_550.0;
+        near(grown);
+        // Disarmed: the poll leaves the cap alone and nothing bounds a request.
+        demand(10, 0);
+        limiter.on_poll(false, 99, busy(9_000));
+        near(grown);
+        assert_eq!(limiter.bound(false, Some(ms(60))), Bound::None);
         // Down to an eighth of a request at least, never to nothing.
+        limiter.on_poll(true, 99, busy(9_000));
         for _ in 0..40 {
-            limiter.on_poll(true, pool(8, 8, 80));
+            demand(1, 0);
+            limiter.on_poll(true, 99, busy(9_000));
         }
-        assert_eq!(limiter.cap_hundredths(), 12);
-        assert_eq!(limiter.cap(), 1);
-        // A poll without the pool: back to the single front end's law.
-        limiter.on_poll(true, None);
-        assert!(!limiter.pool_known());
-        assert_eq!(limiter.reading().pool, None);
+        assert_eq!(limiter.cap_hundredths(), MIN_FINE * 100 / 256);
     }
 
-    /// Armed with no queue at the busiest node (a CPU reading over the threshold while the
-    /// search pool keeps up), the cap starts three deviations of a Poisson count above the
-    /// completions' mean in flight; armed with a queue, at that mean. Each arming starts
-    /// over, and a flood bound is an arming too.
+    /// `learn` computes a cap from the cap it loaded; a poll that moved the cap meanwhile
+    /// must not be undone by the store.
     #[test]
-    fn armed_without_a_queue_the_cap_starts_with_room_for_the_arrivals_that_fit() {
-        let limiter = Limiter::new(4);
-        limiter.on_poll(false, pool(8, 1, 0));
-        assert_eq!(limiter.cap_hundredths(), 400, "disarmed: left alone");
-        limiter.on_poll(true, pool(8, 1, 0));
-        assert_eq!(limiter.cap_hundredths(), 1000, "4 + ceil(3 sqrt 4)");
-        limiter.on_poll(true, pool(8, 1, 0));
-        assert_eq!(limiter.cap_hundredths(), 1000, "once per arming");
-        limiter.on_poll(false, pool(8, 1, 0));
-        limiter.fine.store(4 * 256, Ordering::Relaxed);
-        // Armed with a queue of 1 on 8 threads: 1 - 0.7 / 8, no headroom.
-        limiter.on_poll(true, pool(8, 8, 1));
-        assert_eq!(limiter.cap_hundredths(), 364);
-        limiter.on_poll(false, pool(8, 1, 0));
-        limiter.fine.store(256, Ordering::Relaxed);
-        limiter.on_poll(true, pool(8, 1, 0));
-        assert_eq!(limiter.cap_hundredths(), 400, "1 + ceil(3 sqrt 1)");
+    fn a_cap_learnt_from_a_stale_load_does_not_undo_a_poll() {
+        let limiter = Limiter::new(10, SECOND, Law::DEFAULT);
+        let loaded = limiter.fine.load(Ordering::Relaxed);
+        // A poll moves the cap between the load and the store.
+        limiter.fine.store(3 * 256, Ordering::Relaxed);
+        limiter.settle(loaded, 40 * 256);
+        assert_eq!(limiter.cap(), 3, "the poll's cap stays");
+        limiter.settle(3 * 256, 5 * 256);
+        assert_eq!(limiter.cap(), 5, "unraced, the learnt cap is stored");
     }
 
-    /// A fraction of a request is one more request that share of the time: the first
-    /// `frac` milliseconds of every 256.
-    #[test]
-    fn a_fraction_of_a_request_is_one_more_that_share_of_the_time() {
-        let limiter = Limiter::new(1);
-        limiter.on_poll(true, pool(8, 8, 0));
-        limiter.fine.store(256 + 64, Ordering::Relaxed); // 1.25
-        let admitted = (0..256)
-            .filter(|ms_| limiter.limit(true, Some(ms(*ms_))) == 2)
-            .count();
-        assert_eq!(admitted, 64);
-        assert_eq!(limiter.limit(true, None), 1, "no clock, no fraction");
-    }
-
-    /// While disarmed with the pool: a burst arrives at once and drains, and is no flood;
-    /// an in-flight count growing by more than noise for three buckets in a row, above the
-    /// ceiling of the cap, is one, and the cap applies for three seconds.
+    /// Disarmed: a burst arrives at once and drains, and is no flood; an in-flight count
+    /// growing by more than noise at each bucket is one, bounded at twice what was in
+    /// flight before it, for the hold after it was last seen growing.
     #[test]
     fn a_growing_load_is_a_flood_and_a_burst_is_not() {
-        let limiter = Limiter::new(2);
-        limiter.on_poll(false, pool(8, 2, 0));
+        let limiter = Limiter::new(2, SECOND, Law::DEFAULT);
+        limiter.on_poll(false, 20, busy(300));
+        // Light load: 2 in flight, 20 ms each.
+        for bucket in 0..10 {
+            for n in 0..10 {
+                let at = bucket * 100 + n * 10;
+                limiter.enter();
+                limiter.leave(ms(at), ms(at + 20), false);
+            }
+        }
         // A burst of 100, then completions: the count only falls after it arrived.
         for _ in 0..100 {
-            assert!(limiter.try_enter(limiter.limit(false, Some(ms(0)))));
+            assert!(limiter.try_enter(limiter.bound(false, Some(ms(1_000))).limit()));
         }
-        for bucket in 1..10 {
-            for _ in 0..10 {
+        for bucket in 11..20 {
+            for _ in 0..11 {
                 limiter.leave(ms(bucket * 100 - 50), ms(bucket * 100), false);
             }
         }
         assert!(!limiter.flooding(), "a burst is no flood");
-        // A flood: 30 more in flight at each bucket, for three buckets.
-        for bucket in 10..14 {
+        assert_eq!(limiter.bound(false, Some(ms(2_000))), Bound::None);
+        // A flood: 30 more in flight at each bucket.
+        for bucket in 20..25 {
             for _ in 0..40 {
                 limiter.enter();
             }
@@ -635,15 +863,15 @@ mod tests {
             }
         }
         assert!(limiter.flooding(), "in flight: {}", limiter.in_flight());
-        assert!(
-            limiter.limit(false, Some(ms(1_450))) < 50,
-            "bounded by the cap"
-        );
+        let Bound::Flood(limit) = limiter.bound(false, Some(ms(2_450))) else {
+            panic!("no flood bound");
+        };
+        assert!(limit < 50, "bounded: {limit}");
         // It holds for 3 s after the last growth, then lapses.
-        limiter.leave(ms(4_000), ms(4_100), false);
+        limiter.leave(ms(5_000), ms(5_200), false);
         assert!(limiter.flooding());
-        limiter.leave(ms(4_500), ms(4_500), false);
+        limiter.leave(ms(5_600), ms(5_600), false);
         assert!(!limiter.flooding());
-        assert_eq!(limiter.limit(false, Some(ms(4_600))), u32::MAX);
+        assert_eq!(limiter.bound(false, Some(ms(5_700))), Bound::None);
     }
 }

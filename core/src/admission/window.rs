@@ -76,6 +76,12 @@ impl Estimate {
         let product = u64::from(self.rate_per_s) * u64::from(self.latency_us);
         u32::try_from(product.div_ceil(1_000_000)).unwrap_or(u32::MAX)
     }
+
+    /// The same in 1/256ths of a request, rounded up.
+    pub(crate) fn in_flight_fine(self) -> u32 {
+        let product = u64::from(self.rate_per_s) * u64::from(self.latency_us) * 256;
+        u32::try_from(product.div_ceil(1_000_000)).unwrap_or(u32::MAX)
+    }
 }
 
 /// Completions in the last [`BUCKETS`] buckets of [`BUCKET_MS`], lock-free: a completion
@@ -173,6 +179,41 @@ impl Window {
             bucket.ticks.store(u32::MAX, Ordering::Relaxed);
         }
         opened
+    }
+
+    /// The requests in flight on average over the complete buckets before the one of `now`
+    /// (Little's law as an area: their completions' latencies summed, over the time they
+    /// cover), in 1/256ths of a request.
+    pub(crate) fn mean_in_flight_fine(&self, now: Instant) -> u32 {
+        let current = Self::epoch(now);
+        let mut ticks: u64 = 0;
+        let mut buckets: u64 = 0;
+        for bucket in &self.buckets {
+            let epoch = bucket.epoch.load(Ordering::Acquire);
+            let age = current.wrapping_sub(epoch);
+            if epoch == 0 || age == 0 || age as usize > BUCKETS {
+                continue;
+            }
+            buckets += 1;
+            ticks += u64::from(bucket.ticks.load(Ordering::Relaxed));
+        }
+        if buckets == 0 {
+            return 0;
+        }
+        // ticks x 100 µs of latency over buckets x 100 ms, in 256ths.
+        let fine = ticks * TICK_US * 256 / (buckets * BUCKET_MS * 1000);
+        u32::try_from(fine).unwrap_or(u32::MAX)
+    }
+
+    /// The mean latency of the bucket before the one of `now`, in microseconds; `None`
+    /// without a completion in it.
+    pub(crate) fn last_mean_us(&self, now: Instant) -> Option<u32> {
+        let last = Self::epoch(now).wrapping_sub(1);
+        let bucket = &self.buckets[last as usize % BUCKETS];
+        if bucket.epoch.load(Ordering::Acquire) != last {
+            return None;
+        }
+        bucket.mean_us()
     }
 
     /// The busiest complete bucket's rate and the smallest complete bucket's mean latency,

@@ -4,6 +4,7 @@
 
 use super::{Admission, IDLE, LoadControl, Permit, Ticket, Word};
 use crate::AdmissionStats;
+use crate::admission::Bound;
 use crate::atomic::Ordering;
 use crate::node_stats::SearchPool;
 use crate::{Clock, Decision, Instant, Route};
@@ -11,16 +12,16 @@ use crate::{Clock, Decision, Instant, Route};
 impl LoadControl {
     /// [`LoadControl::check`] in the limit mode. A checked request is not counted, so an
     /// armed class rejects it, as Fess's rule does (a server that only checks would
-    /// otherwise admit everything under a cap nobody fills); disarmed, it is admitted below
-    /// the bound of the requests [`LoadControl::admit`] counts (none while the poll reports
-    /// the cluster's search pool, else the ceiling; the cap while the flood bound holds).
+    /// otherwise admit everything under a cap nobody fills); disarmed, it is admitted but
+    /// while the flood bound holds and the requests [`LoadControl::admit`] counts are at
+    /// the cap.
     #[cold]
     pub(super) fn check_limited(&self, word: Word, route: Route) -> Decision {
         let armed = self.armed(word, route);
         // No clock here: the probe's halving is for counted admissions only.
         if armed {
             self.reject(word, route)
-        } else if self.limiter.in_flight() < self.limiter.limit(false, None) {
+        } else if self.limiter.in_flight() < self.limiter.bound(false, None).limit() {
             Decision::Allow
         } else {
             // The flood bound, counted apart from the CPU's rejections.
@@ -150,15 +151,15 @@ impl LoadControl {
         }
         let now = clock.now();
         let armed = self.armed(word, route);
-        let limit = self.limiter.limit(armed, Some(now));
-        if self.limiter.try_enter(limit) {
+        let bound = self.limiter.bound(armed, Some(now));
+        if self.limiter.try_enter(bound.limit()) {
             return Ok(Ticket::counted(now));
         }
         self.limiter.refuse();
-        if armed {
+        if let Bound::Cap(_) = bound {
             self.rejected.count(route);
         } else {
-            // Disarmed, refused: the flood bound, counted apart from the CPU's rejections.
+            // The flood bound, counted apart from the cap's rejections.
             self.rejected.count_flood();
         }
         if word.monitor() {
@@ -204,8 +205,9 @@ impl LoadControl {
         if !word.limit() {
             return;
         }
+        let cpu = self.cpu().map_or(0, crate::CpuPercent::get);
         self.limiter
-            .on_poll(word.rejecting(false) || word.rejecting(true), pool);
+            .on_poll(word.rejecting(false) || word.rejecting(true), cpu, pool);
     }
 
     /// The limit mode's state: whether each class is armed, the cap, the requests in
@@ -220,7 +222,7 @@ impl LoadControl {
             armed_api: word.rejecting(true),
             cap: self.limiter.cap(),
             cap_hundredths: self.limiter.cap_hundredths(),
-            ceiling: self.limiter.limit(false, None),
+            ceiling: self.limiter.bound(false, None).limit(),
             learned: self.limiter.learned(),
             in_flight: self.limiter.in_flight(),
             completed: self.limiter.completed(),
@@ -229,6 +231,7 @@ impl LoadControl {
             rejected_flood: self.rejected.flood(),
             search_pool: reading.pool,
             refused_percent: reading.refused_percent,
+            saturated: self.limiter.saturated(),
         }
     }
 }

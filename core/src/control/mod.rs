@@ -5,7 +5,7 @@ use core::fmt;
 
 use embassy_sync::blocking_mutex::CriticalSectionMutex;
 
-use crate::admission::Limiter;
+use crate::admission::{Law, Limiter};
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use crate::policy::{Hysteresis, Outcome, Signal, SignalPolicy};
 use crate::{
@@ -165,6 +165,15 @@ impl LoadControl {
     /// Control as `config` says.
     #[must_use]
     pub const fn from_config(config: &ControlConfig) -> LoadControl {
+        LoadControl::from_config_with_law(config, Law::DEFAULT)
+    }
+
+    /// [`LoadControl::from_config`] with the limit mode's law set by hand: for the
+    /// simulation that compares the designs the default law won against. A server never
+    /// needs it.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn from_config_with_law(config: &ControlConfig, law: Law) -> LoadControl {
         let (web, api) = (config.web_threshold, config.api_threshold);
         // Before the first sample the CPU reads 0 (Fess), or is unknown under `closed`.
         let closed = matches!(config.failure_policy, FailurePolicy::Closed);
@@ -194,7 +203,7 @@ impl LoadControl {
             rejected: RejectionCounters::new(),
             retry: RetryAfter::new(config.retry_after, config.retry_after_jitter),
             paths: config.paths(),
-            limiter: Limiter::new(config.admission_initial),
+            limiter: Limiter::new(config.admission_initial, config.monitor_interval, law),
         }
     }
 
@@ -209,7 +218,7 @@ impl LoadControl {
     /// In the limit mode ([`AdmissionMode::Limit`]) `check` cannot count the request in
     /// flight, so it rejects while the class is armed (its threshold reached, and for the
     /// cool-off after), as in Fess's mode, and admits otherwise unless the requests
-    /// [`LoadControl::admit`] counts are at their ceiling: the in-flight cap needs `admit`
+    /// [`LoadControl::admit`] counts are at the flood bound: the in-flight cap needs `admit`
     /// and its permits.
     ///
     /// # Performance
@@ -382,10 +391,7 @@ impl LoadControl {
                     "now armed (monitor mode: still admitted)",
                     Bound::Cap(self.limiter.cap()),
                 ),
-                (false, _) => match self.limiter.limit(false, None) {
-                    u32::MAX => ("disarmed", Bound::FloodOnly),
-                    ceiling => ("disarmed", Bound::Ceiling(ceiling)),
-                },
+                (false, _) => ("disarmed", Bound::FloodOnly),
             };
             match cpu {
                 Some(cpu) => log::info!(
@@ -457,6 +463,7 @@ impl LoadControl {
                 config.admission,
             );
             self.limiter.set_initial(config.admission_initial);
+            self.limiter.set_interval(config.monitor_interval);
             self.word.store(next.0, Ordering::Release);
             self.retry
                 .set(config.retry_after, config.retry_after_jitter);
@@ -566,7 +573,6 @@ impl fmt::Debug for LoadControl {
 /// What a request of a class meets in the limit mode, for the transition log line.
 enum Bound {
     Cap(u32),
-    Ceiling(u32),
     FloodOnly,
 }
 
@@ -574,7 +580,6 @@ impl fmt::Display for Bound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Bound::Cap(cap) => write!(f, "in-flight cap {cap}"),
-            Bound::Ceiling(ceiling) => write!(f, "in-flight ceiling {ceiling}"),
             Bound::FloodOnly => f.write_str("no in-flight bound but the flood bound"),
         }
     }

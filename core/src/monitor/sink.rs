@@ -202,8 +202,8 @@ fn log_rejections(control: &LoadControl, (web, api): (u32, u32)) {
     }
 }
 
-/// [`log_rejections`] in the limit mode: a rejection there is a request over the in-flight
-/// bound (the cap while its class is armed, the ceiling while not), not one the CPU refused.
+/// [`log_rejections`] in the limit mode: a rejection there is a request of an armed class
+/// over the in-flight cap, not one the CPU refused (the flood bound's are [`log_flood`]'s).
 fn log_limited(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
     let admission = control.admission();
     let prefix = match control.settings().mode {
@@ -212,19 +212,19 @@ fn log_limited(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
     };
     let state = |armed: bool| if armed { "armed" } else { "disarmed" };
     let (w, a) = (state(admission.armed_web), state(admission.armed_api));
-    let (cap, ceiling) = (admission.cap, admission.ceiling);
+    let cap = admission.cap;
     match (web, api) {
         (_, 0) => log::info!(
             "{prefix} {web} web request(s) ({w}) since the last poll, cap={cap}, \
-             ceiling={ceiling}, cpu={cpu}%"
+             cpu={cpu}%"
         ),
         (0, _) => log::info!(
             "{prefix} {api} API request(s) ({a}) since the last poll, cap={cap}, \
-             ceiling={ceiling}, cpu={cpu}%"
+             cpu={cpu}%"
         ),
         _ => log::info!(
             "{prefix} {web} web ({w}) and {api} API ({a}) request(s) since the last poll, \
-             cap={cap}, ceiling={ceiling}, cpu={cpu}%"
+             cap={cap}, cpu={cpu}%"
         ),
     }
 }

@@ -1,0 +1,164 @@
+//! The limit mode's edge cases a review found, each written first as a test that failed:
+//! a poll that misses the search pool, a front end with no traffic of its own while the
+//! others keep the cluster busy, and a flood bound under a long poll interval.
+
+use std::time::Duration;
+
+use load_core::node_stats::SearchPool;
+use load_core::{
+    Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, ManualClock,
+    Outcome, Threshold,
+};
+
+fn limit_mode(interval: Duration) -> LoadControl {
+    let mut config = ControlConfig::new();
+    config.web_threshold = Threshold::from_fess(70);
+    config.admission = AdmissionMode::Limit;
+    config.admission_initial = 8;
+    config.monitor_interval = interval;
+    LoadControl::from_config(&config)
+}
+
+/// A busy pool: two threads, both running, and (from the second poll on) `load` tasks per
+/// core run and waiting on average.
+fn pool(load: f64) -> SearchPool {
+    let milli = (load * 1000.0) as u32;
+    SearchPool::new(2, 2, 0).with_means(milli.min(1000), milli.saturating_sub(1000))
+}
+
+/// A poll at `cpu` percent, with `pool` or without one.
+fn poll(control: &LoadControl, clock: &ManualClock, cpu: u8, pool: Option<SearchPool>) {
+    let _ = control.update(clock.now(), Outcome::Sample(CpuPercent::new(cpu)));
+    control.observe_pool(pool);
+}
+
+/// One second of traffic: `offered` requests spread over it, each answered after 10 ms
+/// (or before the next arrives) if admitted; the clock ends a second later. Returns how
+/// many were admitted.
+fn second(control: &LoadControl, clock: &ManualClock, offered: u32) -> u32 {
+    let spacing = Duration::from_secs(1) / offered.max(1);
+    let hold = spacing.min(Duration::from_millis(10));
+    let mut admitted = 0;
+    for _ in 0..offered {
+        if let Admission::Admitted(permit) = control.admit("/search?q=x", clock) {
+            admitted += 1;
+            clock.advance(hold);
+            drop(permit);
+        } else {
+            clock.advance(hold);
+        }
+        clock.advance(spacing - hold);
+    }
+    admitted
+}
+
+/// Arms the web class at a saturated cluster and drives the cap down with a load per core
+/// of 4 (three times the operating point) for `polls` polls, 100 requests offered a
+/// second. Returns the cap in hundredths.
+fn overloaded(control: &LoadControl, clock: &ManualClock, polls: u32) -> u32 {
+    // Light load first, so that the cap is learnt from completions.
+    for _ in 0..3 {
+        second(control, clock, 50);
+    }
+    for _ in 0..polls {
+        second(control, clock, 100);
+        poll(control, clock, 99, Some(pool(4.0)));
+    }
+    control.admission().cap_hundredths
+}
+
+/// A poll that misses the search pool (a node that did not report it, a proxy's hiccup)
+/// used to switch the front end to the law without the pool: the next completions rebuilt
+/// its cap at that law's floor of 8, in every front end of the fleet at once, and the
+/// floors added up again.
+#[test]
+fn a_poll_without_the_pool_keeps_the_cap_where_the_fleet_law_left_it() {
+    let clock = ManualClock::new(Instant::from_secs(1_000));
+    let control = limit_mode(Duration::from_secs(1));
+    let before = overloaded(&control, &clock, 8);
+    assert!(before < 800, "the law drove the cap below 8: {before}");
+    poll(&control, &clock, 99, None);
+    second(&control, &clock, 100);
+    let after = control.admission().cap_hundredths;
+    assert!(
+        after <= before,
+        "one poll without the pool: the cap went from {before} to {after} hundredths"
+    );
+}
+
+/// The demand of the poll interval that missed the pool used to be dropped: the share
+/// refused then never reached the law, which grows the cap by it.
+#[test]
+fn the_demand_of_a_poll_without_the_pool_counts_at_the_next_one() {
+    let clock = ManualClock::new(Instant::from_secs(1_000));
+    let control = limit_mode(Duration::from_secs(1));
+    overloaded(&control, &clock, 8);
+    // Most of a second's demand refused, and the poll misses the pool.
+    second(&control, &clock, 400);
+    poll(&control, &clock, 99, None);
+    let before = control.admission().cap_hundredths;
+    // The next poll has it, with the busiest node at the operating point: the cap grows by
+    // the share refused since the last poll that had the pool.
+    poll(&control, &clock, 99, Some(pool(1.25)));
+    let after = control.admission().cap_hundredths;
+    assert!(
+        after > before,
+        "the refusals before the missing poll were dropped: {before} -> {after}"
+    );
+}
+
+/// A front end with no traffic of its own while the others keep the cluster loaded used
+/// to shrink by the cluster's load every poll, to an eighth of a request, and then admit
+/// nothing for 224 ms of every 256 when its traffic came back.
+#[test]
+fn a_front_end_without_traffic_keeps_its_cap() {
+    let clock = ManualClock::new(Instant::from_secs(1_000));
+    let control = limit_mode(Duration::from_secs(1));
+    let before = overloaded(&control, &clock, 3);
+    for _ in 0..30 {
+        clock.advance(Duration::from_secs(1));
+        poll(&control, &clock, 99, Some(pool(4.0)));
+    }
+    let after = control.admission().cap_hundredths;
+    assert_eq!(after, before, "30 idle polls moved the cap");
+    // Its traffic comes back: a request is admitted at once.
+    assert!(control.admit("/search?q=x", &clock).is_admitted());
+}
+
+/// The flood bound held for 3 s, the time the CPU takes to arm a class with polls every
+/// second; with a longer poll interval the flood came back unbounded before the CPU could
+/// arm. It holds for two intervals and a second.
+#[test]
+fn the_flood_bound_holds_until_a_poll_can_arm_the_class() {
+    for (interval, still) in [(1, 2_500), (10, 20_000)] {
+        let clock = ManualClock::new(Instant::from_secs(1_000));
+        let control = limit_mode(Duration::from_secs(interval));
+        poll(&control, &clock, 10, Some(pool(0.2)));
+        // Light load, then a flood: 40 more in flight every 100 ms, 10 answered.
+        second(&control, &clock, 50);
+        let mut held = Vec::new();
+        for _ in 0..6 {
+            for _ in 0..40 {
+                if let Admission::Admitted(permit) = control.admit("/search?q=x", &clock) {
+                    held.push(permit);
+                }
+            }
+            clock.advance(Duration::from_millis(100));
+            for _ in 0..10 {
+                held.pop();
+            }
+        }
+        assert!(
+            control.admission().flooding,
+            "{interval} s: a flood is bounded"
+        );
+        // The flood drains; `still` ms later a completion looks at the bound again.
+        held.truncate(1);
+        clock.advance(Duration::from_millis(still));
+        held.clear();
+        assert!(
+            control.admission().flooding,
+            "polls every {interval} s: the flood bound lapsed {still} ms later"
+        );
+    }
+}
