@@ -149,6 +149,18 @@ fn admit(c: &mut Criterion) {
     group.bench_function("admit_limit_armed_2_threads", |b| {
         b.iter_custom(|iters| run_on_threads(&counted, iters, 2))
     });
+    // Overload: the cap (8) all but full, two threads contending for the last slot, so
+    // that refusals (the refusal counter) and admissions (the in-flight count) interleave:
+    // what sharing a cache line between the two would cost.
+    let contended = control_in(AdmissionMode::Limit, 95);
+    let seven: Vec<_> = (0..7)
+        .filter_map(|_| contended.admit(path, &clock).permit())
+        .collect();
+    let at_cap = || drop(black_box(contended.admit(black_box(path), &clock)));
+    group.bench_function("admit_limit_at_cap_2_threads", |b| {
+        b.iter_custom(|iters| run_on_threads(&at_cap, iters, 2))
+    });
+    drop(seven);
     group.finish();
 }
 
