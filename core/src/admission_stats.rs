@@ -13,7 +13,7 @@ pub struct AdmissionStats {
     pub armed_api: bool,
     /// The in-flight cap while armed, in whole requests (at least one).
     pub cap: u32,
-    /// The same cap in hundredths of a request: with the cluster's search queue the fleet
+    /// The same cap in hundredths of a request: with the cluster's search pool the fleet
     /// law adjusts it by fractions (a fraction is one more request that share of the time).
     pub cap_hundredths: u32,
     /// The in-flight bound of a class that is not armed: `u32::MAX` (none) unless the flood

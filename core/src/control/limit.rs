@@ -197,7 +197,8 @@ impl LoadControl {
     /// A poll's reading of the busiest node's search thread pool (`None`: the poll did not
     /// report one), for the limit mode's fleet law ([`crate::admission`]): while a class is
     /// armed, the cap grows with the share of this front end's demand it refused since the
-    /// last poll and shrinks with the queue standing at the cluster. Call it after
+    /// last poll and shrinks with the busiest node's load per core over the operating
+    /// point, while its CPU says it is saturated. Call it after
     /// [`LoadControl::update`] with the same poll's sample; a monitor's
     /// [`crate::monitor::ClusterSink`] does. Nothing happens in Fess's mode.
     pub fn observe_pool(&self, pool: Option<SearchPool>) {
