@@ -162,3 +162,57 @@ fn the_flood_bound_holds_until_a_poll_can_arm_the_class() {
         );
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Any source without a search pool (a machine's own CPU, a test double, a proxy that
+    /// filters the pool), below the threshold: after any light traffic, a burst of any size
+    /// sent at once is admitted whole, mid-stream or after any quiet spell (issue 36: the
+    /// disarmed ceiling of v0.4's law without a pool refused 55 to 70 of 100 at 50 % CPU).
+    #[test]
+    fn a_burst_below_the_threshold_is_never_shed_without_a_pool(
+        rate in 1u64..200,
+        latency in 1u64..500,
+        warm in 1u64..20,
+        quiet in 0u64..20_000,
+        burst in 1usize..1_000,
+        cpu in 0u8..70,
+    ) {
+        use load_core::{Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Instant,
+            LoadControl, ManualClock, Outcome, Threshold};
+        use std::time::Duration;
+        let mut config = ControlConfig::new();
+        config.web_threshold = Threshold::from_fess(70);
+        config.admission = AdmissionMode::Limit;
+        let control = LoadControl::from_config(&config);
+        let clock = ManualClock::new(Instant::from_secs(1_000));
+        let poll = |control: &LoadControl, clock: &ManualClock| {
+            let _ = control.update(clock.now(), Outcome::Sample(CpuPercent::new(cpu)));
+        };
+        poll(&control, &clock);
+        // Light traffic: `rate` a second, each answered after `latency` ms, for `warm` s.
+        let mut held = std::collections::VecDeque::new();
+        let step = 1_000 / rate;
+        for ms in (0..warm * 1_000).step_by(usize::try_from(step).expect("small")) {
+            clock.set(Instant::from_millis(1_000_000 + ms));
+            while held.front().is_some_and(|(end, _)| *end <= ms) {
+                held.pop_front();
+            }
+            if ms % 1_000 < step {
+                poll(&control, &clock);
+            }
+            let permit = control.admit("/search?q=x", &clock).permit();
+            proptest::prop_assert!(permit.is_some(), "light traffic refused: {:?}", control.admission());
+            held.push_back((ms + latency, permit));
+        }
+        clock.advance(Duration::from_millis(quiet));
+        if quiet >= 1_000 {
+            drop(held);
+            poll(&control, &clock);
+        }
+        let answers: Vec<_> = (0..burst).map(|_| control.admit("/search?q=x", &clock)).collect();
+        let admitted = answers.iter().filter(|a| matches!(a, Admission::Admitted(_))).count();
+        proptest::prop_assert_eq!(admitted, burst, "{:?}", control.admission());
+    }
+}
