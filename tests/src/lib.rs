@@ -11,7 +11,6 @@ pub struct ReadmeExamples;
 pub mod browser;
 pub mod logs;
 pub mod recorded;
-pub mod sim;
 pub mod stub;
 
 pub use recorded::{Poll, PollLog, Recorded};

@@ -1,7 +1,7 @@
 //! The limit mode's law, poll by poll: how the cap moves with what the poll says of the
 //! cluster's busiest node and of this front end's own demand. One value holds the law's
 //! constants, so that the simulation can hold the designs that lost beside the one that
-//! won (`tests/tests/admission_sim.rs`); a server never sets it.
+//! won (`sim/tests/admission_sim.rs`); a server never sets it.
 
 /// What the law holds the busiest node at, and how it moves the cap there. The default
 /// ([`Law::DEFAULT`]) is the law of `load.control.admission=limit`; the other designs exist

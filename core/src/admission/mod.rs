@@ -82,14 +82,14 @@
 //!
 //! # Why this law, and what it was measured on
 //!
-//! Chosen in a simulation of the loop (`tests/tests/admission_sim.rs`): fleets of real
+//! Chosen in a simulation of the loop (`sim/tests/admission_sim.rs`): fleets of real
 //! `LoadControl`s with clocks a day apart and polls at unrelated phases, in front of
 //! OpenSearch-shaped nodes (search pools of `⌊1.5 × cores⌋ + 1` threads sharing the cores,
 //! so the queue starts after the CPU saturates), on one core, four and sixteen, and on
 //! three and six nodes with each search fanned out to shards on several (its latency the
 //! slowest shard's); the CPU reported a second late; Poisson arrivals from 0.25x to 4x;
 //! 1, 2, 4 and 8 front ends, skewed 5 : 1, one joining late, one idling; five seeds, the
-//! worst kept. The results are kept in `tests/results/admission-sim/` and the tests hold
+//! worst kept. The results are kept in `sim/results/` and the tests hold
 //! every row to them.
 //!
 //! The designs compared there, on one core and on six nodes (`designs.md`, counting the

@@ -1,4 +1,4 @@
-//! The limit mode in a simulated OpenSearch cluster (`load_tests::sim`): fleets of real
+//! The limit mode in a simulated OpenSearch cluster (`load_sim`): fleets of real
 //! `LoadControl`s, each with its own clock and poll phase, in front of nodes whose search
 //! pools have more threads than cores (OpenSearch's `⌊1.5 × cores⌋ + 1`), searches fanned
 //! out to shards on several nodes, the CPU reported a second late, and the pool's counters
@@ -7,19 +7,51 @@
 //! equally, skewed 5:1, with one joining late or idling a while; five seeds each, the worst
 //! of each figure kept.
 //!
-//! Each test holds its rows to the figures kept in `tests/results/admission-sim/` (the files
-//! the README quotes: a row worse than its kept figure fails), and, run with
-//! `LOAD_SIM_WRITE=1`, writes them there instead. Deterministic for a seed: the same build
+//! Each test holds its rows to the figures kept in `sim/results/` (the files the README
+//! quotes: a row worse than its kept figure fails), and, run with `LOAD_SIM_WRITE=1`, writes
+//! them there instead. Deterministic for a seed: the same build
 //! gives the same figures. The goals the rows are read against are counted beside them
 //! (`goal_misses`); where a row misses one, the file says so and the README says why.
 
 use std::fmt::Write as _;
 
 use load_core::admission::{Law, Rule};
-use load_tests::sim::{Fleet, Model, Policy, Row, Scenario, row, simulate};
+use load_sim::{Fleet, Model, Policy, Row, Scenario, row, simulate};
 
-/// Seeds per scenario.
+/// Seeds per scenario, as the kept results are written.
 const SEEDS: u64 = 5;
+
+/// Seeds per scenario in this run: `LOAD_SIM_SEEDS` (at least 1), else [`SEEDS`]. Fewer
+/// seeds still hold every row to its kept figure, the worst over five seeds that include
+/// these: a quicker check that fails wherever the full one fails on those seeds.
+fn seeds() -> u64 {
+    match std::env::var("LOAD_SIM_SEEDS") {
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(seeds) if seeds >= 1 => seeds,
+            _ => panic!("LOAD_SIM_SEEDS={text:?}: expected a whole number of seeds, at least 1"),
+        },
+        Err(std::env::VarError::NotPresent) => SEEDS,
+        Err(e) => panic!("LOAD_SIM_SEEDS: {e}"),
+    }
+}
+
+/// Whether `fleet` runs: `LOAD_SIM_FLEET`, when set, keeps only the fleets whose
+/// description contains it (`"skewed"`, `"8 FE"`, `"joins"`), so that one scenario runs alone:
+/// `LOAD_SIM_SEEDS=1 LOAD_SIM_FLEET=skewed cargo test -p load-sim --test admission_sim on_one_core`.
+fn selected(fleet: &Fleet) -> bool {
+    std::env::var("LOAD_SIM_FLEET").map_or(true, |only| fleet.describe().contains(only.as_str()))
+}
+
+/// Whether this run writes the results: `LOAD_SIM_WRITE=1`, only with every seed and fleet
+/// (a file written from fewer would claim figures it did not measure).
+fn writing() -> bool {
+    let write = std::env::var_os("LOAD_SIM_WRITE").is_some();
+    assert!(
+        !write || (seeds() == SEEDS && std::env::var_os("LOAD_SIM_FLEET").is_none()),
+        "LOAD_SIM_WRITE writes the kept results: run it without LOAD_SIM_SEEDS and LOAD_SIM_FLEET"
+    );
+    write
+}
 
 /// The fleets every cluster is held to.
 fn fleets() -> Vec<Fleet> {
@@ -37,7 +69,7 @@ fn fleets() -> Vec<Fleet> {
 /// The results file of `name`, the one the README quotes.
 fn results(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("results/admission-sim")
+        .join("results")
         .join(format!("{name}.md"))
 }
 
@@ -47,9 +79,9 @@ fn results(name: &str) -> std::path::PathBuf {
 /// fails, and a better one is kept by writing the file again.
 fn hold(name: &str, title: &str, rows: &[Row]) {
     let path = results(name);
-    if std::env::var_os("LOAD_SIM_WRITE").is_some() {
+    if writing() {
         let mut text = format!(
-            "# {title}\n\nWritten by `LOAD_SIM_WRITE=1 cargo test -p load-tests --test \
+            "# {title}\n\nWritten by `LOAD_SIM_WRITE=1 cargo test -p load-sim --test \
              admission_sim`; each figure is the worst of {SEEDS} seeds ({}).\n\n{}\n",
             goal_text(),
             Row::HEADER
@@ -114,9 +146,11 @@ fn goal_text() -> String {
 
 /// The limit mode on `model`, every fleet, five seeds.
 fn every_fleet(model: Model) {
+    let seeds = seeds();
     let rows: Vec<Row> = fleets()
         .into_iter()
-        .map(|fleet| row(&Scenario::new(model, Policy::Limit, fleet), SEEDS))
+        .filter(selected)
+        .map(|fleet| row(&Scenario::new(model, Policy::Limit, fleet), seeds))
         .collect();
     for row in &rows {
         eprintln!("{}", row.markdown());
@@ -164,12 +198,15 @@ fn on_six_nodes_each_search_on_two() {
 fn when_the_pool_is_missing_from_some_polls() {
     let mut rows = Vec::new();
     for model in [Model::ONE_CORE, Model::THREE_NODES] {
-        for fleet in [Fleet::equal(1), Fleet::equal(4)] {
+        for fleet in [Fleet::equal(1), Fleet::equal(4)]
+            .into_iter()
+            .filter(selected)
+        {
             let scenario = Scenario {
                 pool: 0.7,
                 ..Scenario::new(model, Policy::Limit, fleet)
             };
-            rows.push(row(&scenario, SEEDS));
+            rows.push(row(&scenario, seeds()));
         }
     }
     hold(
@@ -234,15 +271,34 @@ fn the_designs_compared() {
             },
         ),
     ];
-    let mut text = String::new();
-    let mut counts = Vec::new();
-    for (name, law) in designs {
+    // Two seeds, or one with LOAD_SIM_SEEDS=1. The longest test: its designs run on threads
+    // of their own, so that it keeps every core busy once the other tests are done.
+    let seeds = seeds().min(2);
+    let rows_of = |law: Law| {
         let mut rows = Vec::new();
         for model in [Model::ONE_CORE, Model::SIX_NODES] {
             for fleet in [Fleet::equal(1), Fleet::equal(4), Fleet::skewed(4)] {
-                rows.push(row(&Scenario::new(model, Policy::Design(law), fleet), 2));
+                rows.push(row(
+                    &Scenario::new(model, Policy::Design(law), fleet),
+                    seeds,
+                ));
             }
         }
+        rows
+    };
+    let designs_rows: Vec<(&str, Vec<Row>)> = std::thread::scope(|scope| {
+        let running: Vec<_> = designs
+            .iter()
+            .map(|&(name, law)| (name, scope.spawn(move || rows_of(law))))
+            .collect();
+        running
+            .into_iter()
+            .map(|(name, thread)| (name, thread.join().expect("a design's simulation")))
+            .collect()
+    });
+    let mut text = String::new();
+    let mut counts = Vec::new();
+    for (name, rows) in designs_rows {
         let missed = goal_misses(&rows);
         let _ = writeln!(
             text,
@@ -255,8 +311,8 @@ fn the_designs_compared() {
         eprintln!("{name}: {missed} goals missed");
         counts.push((name, missed));
     }
-    if std::env::var_os("LOAD_SIM_WRITE").is_some() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/admission-sim");
+    if writing() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
         std::fs::create_dir_all(&dir).expect("the results directory");
         std::fs::write(
             dir.join("designs.md"),

@@ -1,5 +1,5 @@
 //! A simulated OpenSearch cluster in front of a fleet of real `LoadControl`s and their
-//! permits, on manual clocks.
+//! permits, each on a clock of its own.
 //!
 //! The cluster is shaped as OpenSearch is: `nodes` nodes of `cores` cores, each with a
 //! search thread pool of `threads` threads (OpenSearch sizes it `⌊1.5 × cores⌋ + 1`) in front
@@ -22,6 +22,7 @@
 //!
 //! Deterministic for a seed.
 
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt::Write as _;
@@ -33,7 +34,7 @@ use load_core::monitor::{ClusterSink, Sink};
 use load_core::node_stats::{PoolCounters, PoolTracker, SearchPool};
 use load_core::{
     Admission, AdmissionMode, Clock, ClusterStatus, ControlConfig, CpuPercent, CpuSample, Instant,
-    LoadControl, ManualClock, Permit, Smoothing, Threshold,
+    LoadControl, Permit, Smoothing, Threshold,
 };
 
 /// The web threshold, as in the real experiment.
@@ -422,6 +423,30 @@ impl Fleet {
     }
 }
 
+/// A front end's clock: what `load_core::ManualClock` shows, without its lock. One thread
+/// runs a simulation, and `ManualClock`'s critical section is one process-wide mutex that
+/// every test thread's every event would take.
+#[derive(Debug)]
+struct FrontEndClock(Cell<u64>);
+
+impl FrontEndClock {
+    /// A clock showing `micros`.
+    fn new(micros: u64) -> FrontEndClock {
+        FrontEndClock(Cell::new(micros))
+    }
+
+    /// Sets the clock to `micros`, if that is not earlier than it shows.
+    fn set(&self, micros: u64) {
+        self.0.set(self.0.get().max(micros));
+    }
+}
+
+impl Clock for FrontEndClock {
+    fn now(&self) -> Instant {
+        Instant::from_micros(self.0.get())
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     /// A request arrives at the fleet.
@@ -440,7 +465,7 @@ enum Event {
 
 /// What an admitted request holds: a permit of the control, or a peer's token.
 enum Held<'a> {
-    Permit(Permit<'a, ManualClock>),
+    Permit(Permit<'a, FrontEndClock>),
     Token(Token),
 }
 
@@ -760,9 +785,9 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
             }
         })
         .collect();
-    let clocks: Vec<ManualClock> = offsets
+    let clocks: Vec<FrontEndClock> = offsets
         .iter()
-        .map(|&offset| ManualClock::new(Instant::from_micros(offset)))
+        .map(|&offset| FrontEndClock::new(offset))
         .collect();
     let end_us = (seconds * 1e6) as u64;
     let mut events: BinaryHeap<Reverse<(u64, u64, Event)>> = BinaryHeap::new();
@@ -803,7 +828,7 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
         }
         let t = now as f64 / 1e6;
         for (clock, offset) in clocks.iter().zip(&offsets) {
-            clock.set(Instant::from_micros(now + offset));
+            clock.set(now + offset);
         }
         if policy.is_peer() && now > advanced_us {
             tokio::time::advance(Duration::from_micros(now - advanced_us)).await;
