@@ -9,13 +9,14 @@ For each package of the workspace that is published (no `publish = false`), from
 2. without its source features (`opensearch`, `system`) it pulls in neither surf, OpenSSL,
    sysinfo nor async-io, and load-core never does, whatever its features
    (`cargo tree -e normal`); the source crates themselves are exempt;
-3. it builds with the Rust version it declares (`rust-version`), installed with rustup's
-   minimal profile when missing.
+3. it builds with the Rust version it declares (`rust-version`): with the toolchain at hand
+   when that is the version, else one installed with rustup's minimal profile.
 
 Prints each command; exits 1 at the first failure, naming the crate and features.
 """
 
 import json
+import os
 import subprocess
 import sys
 
@@ -57,6 +58,25 @@ def pulled(package, features, forbidden=SOURCE_DEPS):
     return sorted(n for n in names if any(n == d or n.startswith(d + "-") for d in forbidden))
 
 
+def full_version(version):
+    """`1.95` as the release it names, `1.95.0`."""
+    parts = version.split(".")
+    return ".".join(parts + ["0"] * (3 - len(parts)))
+
+
+def installed_version():
+    """The version of the `rustc` cargo runs here (`1.95.0`), or None for a pre-release."""
+    text = run(["rustc", "--version"], capture=True).split()
+    return text[1] if len(text) > 1 and "-" not in text[1] else None
+
+
+def msrv_target_dir():
+    """A target directory of its own for another toolchain, beside the usual one (which
+    outlives the checkout CI copies anew at every run)."""
+    metadata = json.loads(run(["cargo", "metadata", "--no-deps", "--format-version", "1"], capture=True))
+    return os.path.join(metadata["target_directory"], "msrv")
+
+
 def main():
     packages = published_packages()
     by_version = {}
@@ -85,9 +105,15 @@ def main():
             sys.exit(f"{name} declares no rust-version")
         by_version.setdefault(version, []).append(name)
 
+    installed = installed_version()
     for version, names in sorted(by_version.items()):
-        run(["rustup", "toolchain", "install", version, "--profile", "minimal", "--no-self-update"])
-        args = ["cargo", f"+{version}", "check", "-q", "--all-features", "--target-dir", "target/msrv"]
+        if installed == full_version(version):
+            # The toolchain at hand is the declared one: no second copy of it, and its
+            # build cache is the other checks'.
+            args = ["cargo", "check", "-q", "--all-features"]
+        else:
+            run(["rustup", "toolchain", "install", version, "--profile", "minimal", "--no-self-update"])
+            args = ["cargo", f"+{version}", "check", "-q", "--all-features", "--target-dir", msrv_target_dir()]
         for name in names:
             args += ["-p", name]
         run(args)

@@ -28,8 +28,9 @@ smoke=""
 # Where cargo puts the binaries: CARGO_TARGET_DIR or a cargo config may move it.
 target_dir="$(.ci/target-dir)"
 if [[ -n "$smoke" ]]; then
-  cargo build -q -p load-examples --bin search-server
-  cargo build -q -p load-bench --bin closed_loop
+  # With the tests' features (dev-dependencies unified): after `cargo test --workspace`, as
+  # in CI, nothing is built again.
+  cargo build -q --workspace --bins --tests
   bin="$target_dir/debug"
   out="$target_dir/closed-loop-smoke"
 else

@@ -15,7 +15,7 @@ fuzz_target!(|bytes: &[u8]| {
         assert!(entry.line() >= 1);
     }
     if let Ok((config, encoding)) = Config::from_properties_bytes(bytes) {
-        let mut again = config;
+        let mut again = config.clone();
         let encoding_again = again
             .apply_properties_bytes(bytes)
             .expect("bytes read once read again");

@@ -11,6 +11,7 @@
 #   tests/opensearch/cluster.sh stop          stop both (SIGTERM, then SIGKILL after 60 s)
 #   tests/opensearch/cluster.sh capture DIR   save the cluster's real responses as fixtures in DIR
 #   tests/opensearch/cluster.sh java          the JAVA_HOME the line runs on (exit 1 when none fits)
+#   tests/opensearch/cluster.sh build         build the line's runner (downloads it the first time), start nothing
 #
 # LOAD_CLUSTER_CPUS=1 (a cgroup-v1 cpuset list) starts the cluster's JVM inside a cpuset of
 # those CPUs of its own (/sys/fs/cgroup/cpuset/load-control-cluster; root only). The JDK
@@ -342,6 +343,12 @@ case "${1:-}" in
   check-url) check_url "${2-}" ;;
   secure-url) cat "$secure/url" ;;
   capture) capture "${2:?capture needs a directory}" ;;
+  build)
+    # Nothing of Maven's reaches stdout.
+    exec 1>&2
+    pick_java
+    build
+    ;;
   java)
     pick_java
     java_bin="$(command -v java)" || { echo "no java on PATH" >&2; exit 1; }
@@ -349,7 +356,7 @@ case "${1:-}" in
       "$(jdk_major "${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$java_bin")")")}")"
     ;;
   *)
-    echo "usage: $0 start|stop|url|check-url URL|secure-url|capture DIR|java" >&2
+    echo "usage: $0 start|stop|url|check-url URL|secure-url|capture DIR|java|build" >&2
     exit 2
     ;;
 esac
