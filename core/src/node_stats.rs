@@ -285,6 +285,7 @@ fn parse_checked(
         counters: Cell::default(),
         pool_error: Cell::default(),
         skip_pools,
+        after_timestamp: Cell::default(),
         error: Cell::default(),
         tracker,
     };
@@ -397,6 +398,9 @@ struct Ctx<'c> {
     /// and whether this pass reads pools at all.
     pool_error: Cell<bool>,
     skip_pools: bool,
+    /// Whether the node's last value read was its `timestamp`: a number that goes on after
+    /// its integer part (`1.5`, `1e3`) fails at the next key, outside the value.
+    after_timestamp: Cell<bool>,
     /// A typed error found by a visitor, reported instead of the parser's generic one.
     error: Cell<Option<ParseError>>,
     /// Where nodes' counters are kept between polls, if anywhere.
@@ -529,7 +533,13 @@ impl<'de> Fields<'de> for Nodes<'_> {
         self.0.update(|s| s.nodes = s.nodes.saturating_add(1));
         self.0.pool.set([None; 3]);
         self.0.counters.set([None; 4]);
-        map.next_value_seed(Node(self.0))?;
+        map.next_value_seed(Node(self.0)).inspect_err(|_| {
+            // A timestamp that is no whole number fails past its integer part: a pool
+            // error, as any other odd counter.
+            if self.0.after_timestamp.get() {
+                self.0.pool_error.set(true);
+            }
+        })?;
         // The node's pool, if it reported all of it, against the most loaded so far; with
         // the means since the previous poll when it reported its counters too.
         if let [Some(threads), Some(active), Some(queue)] = self.0.pool.get() {
@@ -554,11 +564,24 @@ impl<'de> Fields<'de> for Nodes<'_> {
 
 impl<'de> Fields<'de> for Node<'_> {
     fn field<A: MapAccess<'de>>(&self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        self.0.after_timestamp.set(false);
+        // Whatever fails inside a pool's part of the node (a value of another kind, a
+        // counter that is no whole number) fails this pass only: the body is read again
+        // without pools, and the CPU stands.
+        let pool_error = |_: &A::Error| self.0.pool_error.set(true);
         match key {
             "os" => map.next_value_seed(Os(self.0)),
-            "thread_pool" if !self.0.skip_pools => map.next_value_seed(ThreadPool(self.0)),
-            "indices" if !self.0.skip_pools => map.next_value_seed(Indices(self.0)),
-            "timestamp" if !self.0.skip_pools => counter(self.0, 0, map),
+            "thread_pool" if !self.0.skip_pools => map
+                .next_value_seed(ThreadPool(self.0))
+                .inspect_err(pool_error),
+            "indices" if !self.0.skip_pools => {
+                map.next_value_seed(Indices(self.0)).inspect_err(pool_error)
+            }
+            "timestamp" if !self.0.skip_pools => {
+                counter(self.0, 0, map)?;
+                self.0.after_timestamp.set(true);
+                Ok(())
+            }
             _ => map.next_value::<IgnoredAny>().map(drop),
         }
     }
@@ -573,8 +596,9 @@ impl<'de> Fields<'de> for ThreadPool<'_> {
     }
 }
 
-/// A cumulative counter into the node's slot `slot`: a whole number in `0..=u64::MAX`,
-/// read exactly; anything else fails this pass, and the body is read again without pools.
+/// A cumulative counter into the node's slot `slot`: an integer in `0..=u64::MAX` written
+/// as one (no fraction, no exponent), read exactly; anything else fails this pass, and the
+/// body is read again without pools.
 fn counter<'de, A: MapAccess<'de>>(
     ctx: &Ctx<'_>,
     slot: usize,
@@ -806,6 +830,43 @@ mod tests {
         )
         .unwrap();
         assert_eq!(stats.search_pool, Some(SearchPool::new(2, 2, 1)));
+    }
+
+    #[test]
+    fn an_odd_counter_or_pool_shape_drops_the_pools_and_the_cpu_stands() {
+        let pool = r#""thread_pool":{"search":{"threads":2,"active":1,"queue":0}}"#;
+        for odd in [
+            r#""timestamp":1.5"#,
+            r#""timestamp":1e3"#,
+            r#""timestamp":-1"#,
+            r#""timestamp":"1""#,
+            r#""timestamp":18446744073709551616"#,
+            r#""thread_pool":5"#,
+            r#""thread_pool":{"search":[1]}"#,
+            r#""thread_pool":{"search":{"total_wait_time_in_nanos":1.0}}"#,
+            r#""indices":"x""#,
+            r#""indices":{"search":true}"#,
+            r#""indices":{"search":{"query_time_in_millis":2.5,"fetch_time_in_millis":1}}"#,
+            r#""indices":{"search":{"fetch_time_in_millis":1E2}}"#,
+        ] {
+            // The odd value after the pool and before it, in a node of its own and in the
+            // pool's node: the body reads, with no pool at all.
+            for body in [
+                format!(r#"{{"nodes":{{"a":{{{pool},{odd},"os":{{"cpu":{{"percent":70}}}}}}}}}}"#),
+                format!(r#"{{"nodes":{{"a":{{{odd},{pool},"os":{{"cpu":{{"percent":70}}}}}}}}}}"#),
+                format!(
+                    r#"{{"nodes":{{"a":{{{pool}}},"b":{{{odd}}},"c":{{"os":{{"cpu":{{"percent":70}}}}}}}}}}"#
+                ),
+            ] {
+                let stats =
+                    parse_node_stats(body.as_bytes()).unwrap_or_else(|e| panic!("{body}: {e}"));
+                assert_eq!(
+                    (stats.max_cpu.get(), stats.search_pool),
+                    (70, None),
+                    "{body}"
+                );
+            }
+        }
     }
 
     #[test]
