@@ -175,18 +175,34 @@ impl Drop for RunningServer {
     }
 }
 
-/// Binds `listen` with a clear error ("address in use" names the address).
+/// The listen queue asked for: room for a burst that opens its connections before the
+/// server accepts them (the kernel grants at most `net.core.somaxconn`, 4096 on Linux since
+/// 5.4). The standard library asks for 128, and a connection beyond the queue is dropped for
+/// the client to retry a second later.
+pub const LISTEN_BACKLOG: i32 = 4_096;
+
+/// Binds `listen` with a clear error ("address in use" names the address), listening with
+/// a queue of [`LISTEN_BACKLOG`] connections.
 ///
 /// # Errors
 ///
 /// [`CliError::Setup`] when the address cannot be bound.
 pub fn bind(listen: SocketAddr) -> Result<TcpListener, CliError> {
-    let listener = TcpListener::bind(listen)
-        .map_err(|e| CliError::Setup(format!("cannot listen on {listen}: {e}")))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| CliError::Setup(format!("cannot listen on {listen}: {e}")))?;
-    Ok(listener)
+    use socket2::{Domain, Protocol, Socket, Type};
+    let setup = |e: io::Error| CliError::Setup(format!("cannot listen on {listen}: {e}"));
+    let socket = Socket::new(
+        Domain::for_address(listen),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )
+    .map_err(setup)?;
+    // What `TcpListener::bind` does on Unix: a restarted server binds at once.
+    #[cfg(unix)]
+    socket.set_reuse_address(true).map_err(setup)?;
+    socket.bind(&listen.into()).map_err(setup)?;
+    socket.listen(LISTEN_BACKLOG).map_err(setup)?;
+    socket.set_nonblocking(true).map_err(setup)?;
+    Ok(socket.into())
 }
 
 /// Serves `app` on `listener` from a new thread running runtime `R`.

@@ -469,3 +469,35 @@ fn trace_logging_never_prints_the_clusters_credentials() {
     }
     stop.store(true, Ordering::SeqCst);
 }
+
+/// The connections each test opens at once, bounded by what the kernel grants a listener
+/// (`net.core.somaxconn`).
+fn burst_the_backlog_holds() -> usize {
+    let granted = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|text| text.trim().parse::<usize>().ok())
+        .unwrap_or(4_096);
+    granted.min(1_000)
+}
+
+/// Found when CI's connection flood took 15 to 20 s to connect: the server listened with the
+/// standard library's backlog of 128, so a burst that opens its connections before the
+/// server accepts them overflowed the queue, and the kernel dropped each extra SYN for the
+/// client to send again a second (then three) later. Here nobody accepts: every connection
+/// of a burst of 1,000 must wait in the queue, not be dropped (a dropped SYN is retried only
+/// after the kernel's first retransmission timeout, 1 s).
+#[test]
+fn a_burst_of_connections_waits_in_the_listen_queue() {
+    let listener = load_examples::server::bind("127.0.0.1:0".parse().expect("addr")).expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let burst = burst_the_backlog_holds();
+    let mut held = Vec::with_capacity(burst);
+    for n in 0..burst {
+        match TcpStream::connect_timeout(&addr, Duration::from_millis(900)) {
+            Ok(stream) => held.push(stream),
+            Err(error) => panic!("connection {n} of {burst} was not queued: {error}"),
+        }
+    }
+    assert_eq!(held.len(), burst);
+    drop(listener);
+}
