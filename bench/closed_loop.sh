@@ -10,6 +10,8 @@
 # workload and fleet size after the build.
 #
 #   bash bench/closed_loop.sh            # full run: tables, results.json and PNG plots in bench/closed-loop/<workload>-<n>fe/
+#   bash bench/closed_loop.sh --short    # the law's judge (about 15 minutes): the limit mode and the peer
+#                                        # at 0.5x-4x, each goal beside its figure, in bench/closed-loop/short/<workload>-<n>fe/
 #   bash bench/closed_loop.sh --smoke    # one short step per mode at 20/s (CI); no plots
 #
 # The full run starts its own node (tests/opensearch/cluster.sh with LOAD_CLUSTER_CPUS: root,
@@ -23,7 +25,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 smoke=""
-[[ "${1:-}" == "--smoke" ]] && smoke="--smoke"
+short=""
+case "${1:-}" in
+  --smoke) smoke="--smoke" ;;
+  --short) short="--short" ;;
+  "") ;;
+  *) echo "usage: $0 [--short | --smoke]" >&2; exit 2 ;;
+esac
 
 # Where cargo puts the binaries: CARGO_TARGET_DIR or a cargo config may move it.
 target_dir="$(.ci/target-dir)"
@@ -37,7 +45,7 @@ else
   cargo build --release -q -p load-examples --bin search-server
   cargo build --release -q -p load-bench --bin closed_loop
   bin="$target_dir/release"
-  out="bench/closed-loop"
+  out="bench/closed-loop${short:+/short}"
 fi
 
 pin=()
@@ -71,33 +79,44 @@ if [[ -n "$smoke" ]]; then
   exit 0
 fi
 
+# The 1x rate a run found (results.json, or short.json for the short loop).
+results=results.json
+[[ -n "$short" ]] && results=short.json
+rate_of() {
+  python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r.get("short", r)["rate_1x_per_s"])' "$1"
+}
+
 # One run per workload and fleet size; the fleets reuse their workload's 1x rate (a run of
 # fleets alone, LOAD_FRONT_ENDS without 1, reads it from the last one-front-end results).
 for workload in ${LOAD_WORKLOADS:-uniform mixed}; do
   rate=()
   if [[ " ${LOAD_FRONT_ENDS:-1 2} " != *" 1 "* ]]; then
-    single="$out/$workload-1fe/results.json"
+    single="$out/$workload-1fe/$results"
     [[ -f "$single" ]] || { echo "no $single to take the 1x rate from: include 1 in LOAD_FRONT_ENDS" >&2; exit 1; }
-    rate=(--rate "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["rate_1x_per_s"])' "$single")")
+    rate=(--rate "$(rate_of "$single")")
   fi
   for n in ${LOAD_FRONT_ENDS:-1 2}; do
     dir="$out/$workload-${n}fe"
     mkdir -p "$dir"
     {
       if [[ -n "$isolated" ]]; then
-        echo "# Closed-loop run, $(date -u '+%Y-%m-%d %H:%M UTC'): $n front end(s), $workload workload; one OpenSearch node on CPU $cluster_cpu (a cpuset of its own), the servers and the generator on CPUs $front_cpus"
+        echo "# Closed-loop ${short:+short }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD 2>/dev/null || echo '?'): $n front end(s), $workload workload; one OpenSearch node on CPU $cluster_cpu (a cpuset of its own), the servers and the generator on CPUs $front_cpus"
       else
-        echo "# Closed-loop run, $(date -u '+%Y-%m-%d %H:%M UTC'): $n front end(s), $workload workload; $LOAD_OPENSEARCH_URL, not isolated (its CPU may include the servers' and the generator's)"
+        echo "# Closed-loop ${short:+short }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD 2>/dev/null || echo '?'): $n front end(s), $workload workload; $LOAD_OPENSEARCH_URL, not isolated (its CPU may include the servers' and the generator's)"
       fi
       echo
-      "${pin[@]}" "$bin/closed_loop" "$bin/search-server" "$LOAD_OPENSEARCH_URL" "$dir" $isolated \
+      "${pin[@]}" "$bin/closed_loop" "$bin/search-server" "$LOAD_OPENSEARCH_URL" "$dir" $isolated $short \
         --front-ends "$n" --workload "$workload" "${rate[@]}"
     } | tee "$dir/table.md"
     if ((${#rate[@]} == 0)); then
-      rate=(--rate "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["rate_1x_per_s"])' "$dir/results.json")")
+      rate=(--rate "$(rate_of "$dir/$results")")
     fi
   done
 done
+if [[ -n "$short" ]]; then
+  echo "closed-loop short run: $((SECONDS - started)) s (cluster start and build excluded); see $out/"
+  exit 0
+fi
 
 # The plots: matplotlib in a virtual environment of its own under target/.
 venv=target/plot-venv

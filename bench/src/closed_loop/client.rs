@@ -66,13 +66,24 @@ impl Connection {
         result
     }
 
-    fn try_get(&mut self, target: &str) -> std::io::Result<u16> {
+    /// Opens the connection now if it is not open: a burst's clients connect before they
+    /// send, as a browser's or a proxy's pool does.
+    ///
+    /// # Errors
+    ///
+    /// No connection within 5 s.
+    pub fn open(&mut self) -> std::io::Result<()> {
         if self.reader.is_none() {
             let stream = TcpStream::connect_timeout(&self.server, Duration::from_secs(5))?;
             stream.set_read_timeout(Some(self.timeout))?;
             stream.set_nodelay(true)?;
             self.reader = Some(BufReader::new(stream));
         }
+        Ok(())
+    }
+
+    fn try_get(&mut self, target: &str) -> std::io::Result<u16> {
+        self.open()?;
         let Some(reader) = self.reader.as_mut() else {
             return Err(std::io::Error::other("no connection"));
         };

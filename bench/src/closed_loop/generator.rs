@@ -2,10 +2,12 @@
 //! earlier ones (rejections never speed it up), sent by a pool of workers with kept-alive
 //! connections. A request's latency counts from its due time, so a backlog in the generator
 //! is latency too; one due longer ago than [`GIVE_UP`] when a worker is free is not sent.
+//! A burst is sent as users send one: its clients open their connections first and write
+//! every request together, not dealt out to the workers over hundreds of milliseconds.
 
 use std::net::SocketAddr;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use load_examples::corpus::{Corpus, Rng};
@@ -198,8 +200,9 @@ pub fn offer_within(
 }
 
 /// Offers `load`, open loop: each arrival goes to a front end drawn by weight (equal without
-/// weights), each burst to its own; every request due, in due order. Each client keeps a
-/// kept-alive connection to each front end.
+/// weights), every one due, in due order, by a pool of workers with a kept-alive connection
+/// to each front end. Each burst has clients of its own, one a request, each with its
+/// connection open from the start, released together at the burst's time.
 #[must_use]
 pub fn offer_load(queries: &Queries, load: &Load<'_>) -> Vec<Sent> {
     struct Ticket {
@@ -207,13 +210,17 @@ pub fn offer_load(queries: &Queries, load: &Load<'_>) -> Vec<Sent> {
         due: Instant,
         target: String,
         front_end: usize,
-        burst: bool,
     }
     let (tickets, receiver) = mpsc::channel::<Ticket>();
     let receiver = Arc::new(Mutex::new(receiver));
     let results = Arc::new(Mutex::new(Vec::new()));
     let start = Instant::now() + Duration::from_millis(50);
     let (front_ends, timeout) = (load.front_ends.to_vec(), load.timeout);
+    let record = |results: &Mutex<Vec<Sent>>, sent: Sent| {
+        if let Ok(mut results) = results.lock() {
+            results.push(sent);
+        }
+    };
     let workers: Vec<_> = (0..load.workers)
         .map(|_| {
             let (receiver, results) = (Arc::clone(&receiver), Arc::clone(&results));
@@ -236,28 +243,67 @@ pub fn offer_load(queries: &Queries, load: &Load<'_>) -> Vec<Sent> {
                             Err(_) => Outcome::Failed,
                         }
                     };
-                    if let Ok(mut results) = results.lock() {
-                        results.push(Sent {
+                    record(
+                        &results,
+                        Sent {
                             due: ticket.offset,
                             outcome,
                             front_end: ticket.front_end,
-                            burst: ticket.burst,
-                        });
-                    }
+                            burst: false,
+                        },
+                    );
                 }
             })
         })
         .collect();
-    // Arrivals and bursts in due order; the split drawn from its own generator.
-    let mut due: Vec<(Duration, Option<usize>)> = arrivals(load.phases, load.seed)
-        .into_iter()
-        .map(|at| (at, None))
+    let bursts: Vec<_> = load
+        .bursts
+        .iter()
+        .enumerate()
+        .flat_map(|(b, burst)| {
+            let front_end = burst.front_end.min(front_ends.len() - 1);
+            let addr = front_ends[front_end];
+            let offset = Duration::from_secs_f64(burst.at);
+            let due_at = start + offset;
+            let gate = Arc::new(Barrier::new(burst.count + 1));
+            let mut threads: Vec<_> = (0..burst.count)
+                .map(|k| {
+                    let (gate, results) = (Arc::clone(&gate), Arc::clone(&results));
+                    let target = queries.target(
+                        (load.seed ^ 0xB0_0575)
+                            .wrapping_mul(1_000_003)
+                            .wrapping_add((b * burst.count + k) as u64),
+                    );
+                    std::thread::spawn(move || {
+                        let mut connection = Connection::with_timeout(addr, timeout);
+                        let opened = connection.open();
+                        gate.wait();
+                        let outcome = match opened.and_then(|()| connection.get(&target)) {
+                            Ok(status) => Outcome::Answered(status, due_at.elapsed()),
+                            Err(_) => Outcome::Failed,
+                        };
+                        record(
+                            &results,
+                            Sent {
+                                due: offset,
+                                outcome,
+                                front_end,
+                                burst: true,
+                            },
+                        );
+                    })
+                })
+                .collect();
+            threads.push(std::thread::spawn(move || {
+                if let Some(wait) = due_at.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+                gate.wait();
+            }));
+            threads
+        })
         .collect();
-    for burst in load.bursts {
-        let at = Duration::from_secs_f64(burst.at);
-        due.extend((0..burst.count).map(|_| (at, Some(burst.front_end))));
-    }
-    due.sort_by_key(|(at, _)| *at);
+    // The arrivals in due order; the split drawn from its own generator.
     let mut split = Rng::new(load.seed ^ 0x5EED);
     let total: f64 = load.weights.iter().sum();
     let pick = |split: &mut Rng| -> usize {
@@ -273,27 +319,25 @@ pub fn offer_load(queries: &Queries, load: &Load<'_>) -> Vec<Sent> {
         }
         load.weights.len() - 1
     };
-    for (n, (offset, burst_to)) in due.into_iter().enumerate() {
+    for (n, offset) in arrivals(load.phases, load.seed).into_iter().enumerate() {
         let due_at = start + offset;
         if let Some(wait) = due_at.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
         let target = queries.target(load.seed.wrapping_mul(1_000_003).wrapping_add(n as u64));
-        let front_end = burst_to.unwrap_or_else(|| pick(&mut split));
         let ticket = Ticket {
             offset,
             due: due_at,
             target,
-            front_end: front_end.min(front_ends.len() - 1),
-            burst: burst_to.is_some(),
+            front_end: pick(&mut split).min(front_ends.len() - 1),
         };
         if tickets.send(ticket).is_err() {
             break;
         }
     }
     drop(tickets);
-    for worker in workers {
-        let _ = worker.join();
+    for thread in workers.into_iter().chain(bursts) {
+        let _ = thread.join();
     }
     let mut sent = results.lock().map(|r| r.clone()).unwrap_or_default();
     sent.sort_by_key(|s| s.due);
@@ -334,6 +378,83 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// A server on loopback answering every request 200 on every connection, counting the
+    /// connections it accepted.
+    fn answering_server() -> (SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&accepted);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream);
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        match reader.read_line(&mut line) {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) if line == "\r\n" => {
+                                let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                                if reader.get_mut().write_all(answer).is_err() {
+                                    return;
+                                }
+                            }
+                            Ok(_) => {}
+                        }
+                    }
+                });
+            }
+        });
+        (addr, accepted)
+    }
+
+    #[test]
+    fn a_burst_has_a_connection_a_request_and_each_is_recorded() {
+        let (addr, accepted) = answering_server();
+        let queries = Queries::new(Corpus::new(10), 2);
+        let bursts = [
+            Burst {
+                at: 0.2,
+                count: 30,
+                front_end: 0,
+            },
+            Burst {
+                at: 0.4,
+                count: 20,
+                front_end: 0,
+            },
+        ];
+        let phases = [Phase {
+            rate: 0.0,
+            seconds: 0.5,
+        }];
+        let front_ends = [addr];
+        let load = Load {
+            bursts: &bursts,
+            workers: 2,
+            ..Load::on(&front_ends, &phases, 9)
+        };
+        let sent = offer_load(&queries, &load);
+        assert_eq!(sent.len(), 50);
+        assert!(sent.iter().all(|s| s.burst && s.front_end == 0), "{sent:?}");
+        assert!(
+            sent.iter()
+                .all(|s| matches!(s.outcome, Outcome::Answered(200, _))),
+            "{sent:?}"
+        );
+        let at = |due: f64| {
+            sent.iter()
+                .filter(|s| s.due == Duration::from_secs_f64(due))
+                .count()
+        };
+        assert_eq!((at(0.2), at(0.4)), (30, 20));
+        // Its own connection for each burst request; the idle workers opened none.
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 50);
     }
 
     #[test]

@@ -22,9 +22,12 @@
 //! 7. prints the tables and writes `OUT_DIR/results.json` for the plots.
 //!
 //! ```text
-//! closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke] [--isolated] [--front-ends N]
-//!     [--workload uniform|mixed] [--rate SEARCHES_PER_S]
+//! closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short] [--isolated]
+//!     [--front-ends N] [--workload uniform|mixed] [--rate SEARCHES_PER_S]
 //! ```
+//!
+//! `--short` runs the short loop instead ([`short`]): the limit mode and the peer at 0.5x
+//! to 4x with control off as the baseline, and each goal of the law judged.
 //!
 //! The load is open loop ([`generator`]): Poisson arrivals, latency from the due time. The
 //! uniform workload is 3-word searches; the mixed one 70 % two-word and 30 % eight-word
@@ -38,6 +41,7 @@ pub mod cpu;
 pub mod generator;
 pub mod report;
 pub mod server;
+pub mod short;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -87,6 +91,7 @@ const RUN_BOUND: Duration = Duration::from_secs(40 * 60);
 #[derive(Clone, Debug)]
 struct Options {
     smoke: bool,
+    short: bool,
     isolated: bool,
     front_ends: usize,
     mixed: bool,
@@ -97,6 +102,7 @@ impl Options {
     fn parse(rest: &[String]) -> Result<Options, String> {
         let mut options = Options {
             smoke: false,
+            short: false,
             isolated: false,
             front_ends: 1,
             mixed: false,
@@ -111,6 +117,7 @@ impl Options {
             };
             match arg.as_str() {
                 "--smoke" => options.smoke = true,
+                "--short" => options.short = true,
                 "--isolated" => options.isolated = true,
                 "--front-ends" => {
                     let n = value("--front-ends")?;
@@ -139,6 +146,9 @@ impl Options {
                 unknown => return Err(format!("unknown option {unknown:?}")),
             }
         }
+        if options.smoke && options.short {
+            return Err("--smoke and --short are two profiles: give one".into());
+        }
         Ok(options)
     }
 }
@@ -152,8 +162,9 @@ impl Options {
 pub fn run(args: &[String]) -> Result<(), String> {
     let [binary, cluster, out, rest @ ..] = args else {
         return Err(
-            "usage: closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke] [--isolated] \
-                    [--front-ends N] [--workload uniform|mixed] [--rate SEARCHES_PER_S]"
+            "usage: closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short] \
+                    [--isolated] [--front-ends N] [--workload uniform|mixed] \
+                    [--rate SEARCHES_PER_S]"
                 .into(),
         );
     };
@@ -167,7 +178,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .map_err(|_| format!("{cluster}: the experiment needs http://IP:PORT"))?;
     let origin = Instant::now();
 
-    let isolation = if options.isolated {
+    let isolation = if options.isolated && options.short && options.rate.is_some() {
+        // The short loop's fleet runs on the node and the pinning the run that found its
+        // rate checked, minutes before.
+        json!("checked by the run that found the rate, on the same node")
+    } else if options.isolated {
         let isolation = check_isolation(cluster_addr)?;
         eprintln!("isolation: {isolation}");
         isolation
@@ -193,6 +208,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         cpu: &cpu,
         origin,
         queries: &queries,
+        settle: if options.short { short::SETTLE } else { SETTLE },
     };
 
     if options.smoke {
@@ -219,6 +235,25 @@ pub fn run(args: &[String]) -> Result<(), String> {
         if steps.iter().all(|s| s.summary(Duration::MAX).ok == 0) {
             return Err("no search succeeded in any smoke step".into());
         }
+        return Ok(());
+    }
+
+    if options.short {
+        let results = json!({
+            "machine": {"cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
+            "isolation": isolation,
+            "threshold": server::THRESHOLD,
+            "corpus": CORPUS, "query_words": QUERY_WORDS,
+            "short": short::run(&bench, &options)?,
+            "cpu": cpu.all().iter().map(|(at, cpu)| json!([at, cpu])).collect::<Vec<_>>(),
+        });
+        let path = out.join("short.json");
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&results).unwrap_or_default(),
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("results in {}", path.display());
         return Ok(());
     }
 
@@ -539,6 +574,8 @@ struct Bench<'a> {
     cpu: &'a CpuLog,
     origin: Instant,
     queries: &'a Queries,
+    /// The pause after a fleet starts, before its load.
+    settle: Duration,
 }
 
 /// A step test's result.
@@ -598,7 +635,7 @@ impl BurstTest {
 }
 
 impl Bench<'_> {
-    /// Offers `load` to a fleet of fresh servers in `mode`, waiting `SETTLE` after they
+    /// Offers `load` to a fleet of fresh servers in `mode`, waiting `settle` after they
     /// start; returns what was sent, when the load started (seconds since the origin) and
     /// what each server said of itself at the end (see [`server_state`]).
     fn offer(
@@ -610,7 +647,7 @@ impl Bench<'_> {
         seed: u64,
     ) -> Result<Offered, String> {
         let fleet = Fleet::start(self.binary, self.cluster, INDEX, self.front_ends, mode)?;
-        std::thread::sleep(SETTLE);
+        std::thread::sleep(self.settle);
         let addrs = fleet.addrs();
         let started_at = self.origin.elapsed().as_secs_f64();
         let load = generator::Load {
@@ -664,6 +701,11 @@ impl Bench<'_> {
     /// most two minutes) for the cluster to be quiet, its CPU under 20 % over 5 s.
     fn settle(&self) -> Result<(), String> {
         let _ = self.step(Mode::Off, 0.0, 30.0, 30.0, 0.0, 3, &[])?;
+        self.quiet()
+    }
+
+    /// Waits (at most two minutes) for the cluster to be quiet, its CPU under 20 % over 5 s.
+    fn quiet(&self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             std::thread::sleep(Duration::from_secs(1));
@@ -674,16 +716,28 @@ impl Bench<'_> {
             }
             if Instant::now() > deadline {
                 return Err(format!(
-                    "the cluster stayed busy ({cpu:.0} %) two minutes after the warm-up"
+                    "the cluster stayed busy ({cpu:.0} %) for two minutes"
                 ));
             }
         }
     }
 
-    /// The 1x rate: control off, rates up by 30 % from 20/s until the cluster's CPU reaches
-    /// 90 % (or the served rate falls behind), interpolated between the last two.
+    /// The 1x rate: control off, rates up by 30 % from 20/s in 8 s steps until the cluster's
+    /// CPU reaches 90 % (or the served rate falls behind), interpolated between the last two.
     fn calibrate(&self) -> Result<(f64, Vec<Step>), String> {
-        let mut rate: f64 = 20.0;
+        self.calibrate_with(20.0, 1.3, 8.0, 3.0)
+    }
+
+    /// The same ladder from `start` searches/s, up by `growth`, in steps of `seconds` whose
+    /// first `warmup` are not counted.
+    fn calibrate_with(
+        &self,
+        start: f64,
+        growth: f64,
+        seconds: f64,
+        warmup: f64,
+    ) -> Result<(f64, Vec<Step>), String> {
+        let mut rate: f64 = start;
         let mut steps: Vec<Step> = Vec::new();
         // A step that reads saturated is measured once more at the same rate before it
         // counts: one 8 s mean can catch a merge (a run stopped at 57/s on a 91 % step,
@@ -692,7 +746,7 @@ impl Bench<'_> {
         loop {
             bound(self.origin)?;
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let step = self.step(Mode::Off, 0.0, rate, 8.0, 3.0, rate as u64, &[])?;
+            let step = self.step(Mode::Off, 0.0, rate, seconds, warmup, rate as u64, &[])?;
             let s = step.summary(Duration::MAX);
             eprintln!(
                 "calibration: {rate:.0}/s offered, {:.0}/s served, CPU {:.0} %, p99 {:?} ms",
@@ -727,7 +781,7 @@ impl Bench<'_> {
                 };
                 return Ok((r90, steps));
             }
-            rate *= 1.3;
+            rate *= growth;
         }
     }
 
@@ -782,14 +836,25 @@ impl Bench<'_> {
             count: BURST,
             front_end: 0,
         });
-        let (sent, started_at, _) = self.offer(mode, &phases, &bursts, &[], 55)?;
+        self.burst_test_of(mode, &phases, &bursts, BURST_TEST)
+    }
+
+    /// `phases` with `bursts` on a fresh fleet in `mode`, `seconds` long in all.
+    fn burst_test_of(
+        &self,
+        mode: Mode,
+        phases: &[Phase],
+        bursts: &[generator::Burst],
+        seconds: f64,
+    ) -> Result<BurstTest, String> {
+        let (sent, started_at, _) = self.offer(mode, phases, bursts, &[], 55)?;
         let rejected =
             |s: &&generator::Sent| matches!(s.outcome, generator::Outcome::Answered(429, _));
         let cpu_max = self
             .cpu
             .all()
             .iter()
-            .filter(|(at, _)| (started_at..started_at + BURST_TEST).contains(at))
+            .filter(|(at, _)| (started_at..started_at + seconds).contains(at))
             .map(|(_, cpu)| f64::from(*cpu))
             .fold(0.0, f64::max);
         Ok(BurstTest {

@@ -1,0 +1,475 @@
+//! The short real loop: the admission law's judge, short enough to run whenever the law
+//! changes (`bench/closed_loop.sh --short`: both workloads, one and two front ends).
+//!
+//! Per run (one workload, one fleet size), on the node the script isolated:
+//!
+//! 1. with no `--rate`, a warm-up (control off, 10 s at 50 and 10 s at 150 searches/s: the
+//!    JIT compiles the search path) and one ladder of short steps to the 1x rate; with
+//!    `--rate` (the script passes the one-front-end run's to the fleet), none; then a wait
+//!    for quiet (the node's CPU under 20 % over 5 s);
+//! 2. control off at 0.5x and 1x: the quiet baseline and what the node serves at 1x;
+//! 3. the limit mode and the peer (congestion-limiter's Vegas) at each of [`FACTORS`],
+//!    alternating, each step [`STEP`] s on a fresh fleet, its first [`WARMUP`] s not
+//!    counted (so most of the onset counts: a surge starts on front ends that have not
+//!    armed), [`SETTLE`] s between steps;
+//! 4. control off at 0.5x again: the "quiet p99" is the lower of the two 0.5x p99s (a
+//!    noisy baseline would flatter every ratio), the light-load p50 that step's, and
+//!    goodput counts answers within ten times it;
+//! 5. a burst test per mode: 0.25x with a quiet spell, bursts of [`BURST`] searches to the
+//!    first front end mid-stream and right after the quiet spell, each burst's connections
+//!    opened first and its requests written together;
+//! 6. prints every goal of the law ([`verdict_table`]) beside each mode's figure and whether
+//!    it holds, and writes `OUT_DIR/short.json`.
+//!
+//! Its figures are noisier than the full run's (6 s counted per step, not 12); it exists so
+//! that no change to the law lands without the node's verdict beside the simulation's.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::generator::{self, Phase};
+use super::report::{self, Step};
+use super::server::Mode;
+use super::{Bench, BurstTest, Options, bound, log_step};
+
+/// The factors of the 1x rate each compared mode is stepped through.
+pub const FACTORS: [f64; 6] = [0.5, 1.0, 1.25, 2.0, 3.0, 4.0];
+/// The modes judged: the limit mode, and the peer beside it.
+pub const MODES: [Mode; 2] = [Mode::Limit, Mode::Vegas];
+/// A step's length, and the part of it left out of the statistics, in seconds.
+pub const STEP: f64 = 7.5;
+/// See [`STEP`].
+pub const WARMUP: f64 = 2.0;
+/// The pause after a fleet starts, before its load: the previous step's backlog drains.
+pub const SETTLE: Duration = Duration::from_secs(2);
+/// Searches in a burst, all at once.
+pub const BURST: usize = 100;
+/// The burst test: 0.25x for this long, quiet from `QUIET.0` to `QUIET.1` seconds, and a
+/// burst at each of `BURSTS` seconds (mid-stream; the moment the stream resumes).
+const BURST_TEST: f64 = 12.0;
+const QUIET: (f64, f64) = (4.0, 8.0);
+const BURSTS: [f64; 2] = [2.0, 8.0];
+/// The ladder: steps of this many seconds (the first `LADDER_WARMUP` not counted), from
+/// `LADDER_START` searches/s up by `LADDER_GROWTH`.
+const LADDER_STEP: f64 = 5.0;
+const LADDER_WARMUP: f64 = 1.5;
+const LADDER_START: f64 = 80.0;
+const LADDER_GROWTH: f64 = 1.45;
+
+/// The goals, as the law's issue states them: the admitted p99 at 2x to 4x at most
+/// `P99_MAX` times the quiet p99, its p99.9 at most `P999_MAX` times; goodput from 1.25x to
+/// 4x at least `GOODPUT_MIN` of the run's best; nothing shed at 0.5x; at 1x no more shed
+/// than the load exceeds what the node serves plus `SHED_1X_SLACK`; no burst search
+/// refused.
+pub const P99_MAX: f64 = 2.0;
+/// See [`P99_MAX`].
+pub const P999_MAX: f64 = 4.0;
+/// See [`P99_MAX`].
+pub const GOODPUT_MIN: f64 = 0.9;
+/// See [`P99_MAX`].
+pub const SHED_1X_SLACK: f64 = 0.02;
+
+/// One mode's figures in a short run, each as its goal states it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Figures {
+    /// The admitted p99 at 2x, 3x and 4x over the quiet p99.
+    pub p99: [Option<f64>; 3],
+    /// The admitted p99.9 at 2x, 3x and 4x over the quiet p99.
+    pub p999: [Option<f64>; 3],
+    /// Goodput at 1.25x, 2x, 3x and 4x over the run's best goodput.
+    pub goodput: [Option<f64>; 4],
+    /// The share shed at 0.5x and at 1x.
+    pub shed: [Option<f64>; 2],
+    /// Burst searches answered 429, of how many.
+    pub burst_429: Option<(usize, usize)>,
+}
+
+/// What the run's baseline gives the goals: the quiet p99 (ms), goodput's best (searches/s
+/// within the SLO) and the share by which 1x exceeds what the node served with control off.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Baseline {
+    /// Control off's admitted p99 at 0.5x, in ms.
+    pub quiet_p99: f64,
+    /// The best goodput of any step of the run.
+    pub best_goodput: f64,
+    /// `1 - served / offered` for control off at 1x, at least 0.
+    pub excess_1x: f64,
+}
+
+impl Figures {
+    /// `mode`'s figures from the run's `steps` and its burst test's burst searches (answered
+    /// 429, sent).
+    #[must_use]
+    pub fn of(
+        mode: &str,
+        steps: &[Step],
+        slo: Duration,
+        base: &Baseline,
+        bursts: Option<(usize, usize)>,
+    ) -> Figures {
+        let at = |factor: f64| {
+            steps
+                .iter()
+                .find(|s| s.mode == mode && (s.factor - factor).abs() < 1e-9)
+                .map(|s| s.summary(slo))
+        };
+        let over_quiet = |v: Option<f64>| v.map(|ms| ms / base.quiet_p99);
+        Figures {
+            p99: [2.0, 3.0, 4.0].map(|f| over_quiet(at(f).and_then(|s| s.p99))),
+            p999: [2.0, 3.0, 4.0].map(|f| over_quiet(at(f).and_then(|s| s.p999))),
+            goodput: [1.25, 2.0, 3.0, 4.0]
+                .map(|f| at(f).map(|s| s.goodput_per_s / base.best_goodput.max(1e-9))),
+            shed: [0.5, 1.0].map(|f| at(f).map(|s| s.shed)),
+            burst_429: bursts,
+        }
+    }
+
+    /// Whether every goal holds (a figure that could not be measured does not).
+    #[must_use]
+    pub fn all_hold(&self, base: &Baseline) -> bool {
+        rows(base).iter().all(|row| (row.cell)(self).1)
+    }
+
+    fn json(&self, base: &Baseline) -> Value {
+        json!({
+            "p99_over_quiet_2x_3x_4x": self.p99,
+            "p999_over_quiet_2x_3x_4x": self.p999,
+            "goodput_over_best_1_25x_2x_3x_4x": self.goodput,
+            "shed_0_5x_1x": self.shed,
+            "burst_429": self.burst_429.map(|(r, n)| json!({"refused": r, "of": n})),
+            "holds": rows(base).iter().map(|row| (row.goal.to_owned(), Value::Bool((row.cell)(self).1))).collect::<serde_json::Map<_, _>>(),
+            "all_hold": self.all_hold(base),
+        })
+    }
+}
+
+/// A mode's figure for one goal, as shown, and whether the goal holds.
+type Cell = Box<dyn Fn(&Figures) -> (String, bool)>;
+
+/// One row of the verdict: the goal, its target, and each mode's [`Cell`].
+struct Row {
+    goal: &'static str,
+    target: String,
+    cell: Cell,
+}
+
+fn ratios(values: &[Option<f64>]) -> String {
+    values
+        .iter()
+        .map(|v| v.map_or("-".to_owned(), |v| format!("{v:.2}")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn all_within(values: &[Option<f64>], holds: impl Fn(f64) -> bool) -> bool {
+    values.iter().all(|v| v.is_some_and(&holds))
+}
+
+fn percent(v: Option<f64>) -> String {
+    v.map_or("-".to_owned(), |v| format!("{:.1} %", v * 100.0))
+}
+
+fn rows(base: &Baseline) -> Vec<Row> {
+    let shed_1x_max = base.excess_1x + SHED_1X_SLACK;
+    vec![
+        Row {
+            goal: "admitted p99 / quiet p99 at 2x, 3x, 4x",
+            target: format!("<= {P99_MAX} each"),
+            cell: Box::new(|f| (ratios(&f.p99), all_within(&f.p99, |v| v <= P99_MAX))),
+        },
+        Row {
+            goal: "admitted p99.9 / quiet p99 at 2x, 3x, 4x",
+            target: format!("<= {P999_MAX} each"),
+            cell: Box::new(|f| (ratios(&f.p999), all_within(&f.p999, |v| v <= P999_MAX))),
+        },
+        Row {
+            goal: "goodput / run's best at 1.25x, 2x, 3x, 4x",
+            target: format!(">= {GOODPUT_MIN} each"),
+            cell: Box::new(|f| {
+                (
+                    ratios(&f.goodput),
+                    all_within(&f.goodput, |v| v >= GOODPUT_MIN),
+                )
+            }),
+        },
+        Row {
+            goal: "shed at 0.5x",
+            target: "0".to_owned(),
+            cell: Box::new(|f| (percent(f.shed[0]), f.shed[0] == Some(0.0))),
+        },
+        Row {
+            goal: "shed at 1x",
+            target: format!(
+                "<= {:.1} % (1x over what the node served: {:.1} %, plus {:.0} points)",
+                shed_1x_max * 100.0,
+                base.excess_1x * 100.0,
+                SHED_1X_SLACK * 100.0
+            ),
+            cell: Box::new(move |f| {
+                (
+                    percent(f.shed[1]),
+                    f.shed[1].is_some_and(|s| s <= shed_1x_max + 1e-12),
+                )
+            }),
+        },
+        Row {
+            goal: "burst searches answered 429 (bursts of 100 at 0.25x)",
+            target: "0".to_owned(),
+            cell: Box::new(|f| match f.burst_429 {
+                Some((refused, of)) => (format!("{refused} of {of}"), refused == 0 && of > 0),
+                None => ("-".to_owned(), false),
+            }),
+        },
+    ]
+}
+
+/// The verdict in markdown: a row per goal, a column pair (figure, holds) per mode.
+#[must_use]
+pub fn verdict_table(modes: &[(&str, Figures)], base: &Baseline) -> String {
+    let mut out = String::from("| goal | target |");
+    for (mode, _) in modes {
+        let _ = write!(out, " {mode} | holds |");
+    }
+    out.push_str("\n|---|---|");
+    for _ in modes {
+        out.push_str("---|---|");
+    }
+    out.push('\n');
+    for row in rows(base) {
+        let _ = write!(out, "| {} | {} |", row.goal, row.target);
+        for (_, figures) in modes {
+            let (figure, holds) = (row.cell)(figures);
+            let _ = write!(
+                out,
+                " {figure} | {} |",
+                if holds { "yes" } else { "**no**" }
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+impl Bench<'_> {
+    /// The warm-up of a fresh node: control off, 10 s each at 30, 100 and 200 searches/s.
+    fn warm_up(&self) -> Result<(), String> {
+        let phases = [30.0, 100.0, 200.0].map(|rate| Phase {
+            rate,
+            seconds: 10.0,
+        });
+        let _ = self.offer(Mode::Off, &phases, &[], &[], 4)?;
+        Ok(())
+    }
+
+    /// The short burst test: see the module docs.
+    fn short_burst_test(&self, mode: Mode, rate: f64) -> Result<BurstTest, String> {
+        let phases = [
+            Phase {
+                rate: rate * 0.25,
+                seconds: QUIET.0,
+            },
+            Phase {
+                rate: 0.0,
+                seconds: QUIET.1 - QUIET.0,
+            },
+            Phase {
+                rate: rate * 0.25,
+                seconds: BURST_TEST - QUIET.1,
+            },
+        ];
+        let bursts = BURSTS.map(|at| generator::Burst {
+            at,
+            count: BURST,
+            front_end: 0,
+        });
+        self.burst_test_of(mode, &phases, &bursts, BURST_TEST)
+    }
+}
+
+/// The short run: see the module docs. Returns what `short.json` holds.
+pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String> {
+    let origin = bench.origin;
+    let (rate, found, calibration) = if let Some(rate) = options.rate {
+        (rate, None, Vec::new())
+    } else {
+        bench.warm_up()?;
+        let (found, calibration) =
+            bench.calibrate_with(LADDER_START, LADDER_GROWTH, LADDER_STEP, LADDER_WARMUP)?;
+        eprintln!("the cluster's CPU reaches 90 % at about {found:.0} searches/s");
+        (found, Some(found), calibration)
+    };
+    bench.quiet()?;
+
+    let off = |factor: f64, seed: u64| -> Result<Step, String> {
+        bound(origin)?;
+        let step = bench.step(Mode::Off, factor, rate * factor, STEP, WARMUP, seed, &[])?;
+        log_step(&step);
+        Ok(step)
+    };
+    let mut steps = vec![off(0.5, 3000)?, off(1.0, 3001)?];
+    for (i, factor) in FACTORS.iter().enumerate() {
+        for k in 0..MODES.len() {
+            let mode = MODES[(i + k) % MODES.len()];
+            bound(origin)?;
+            let step = bench.step(
+                mode,
+                *factor,
+                rate * factor,
+                STEP,
+                WARMUP,
+                3100 + i as u64,
+                &[],
+            )?;
+            log_step(&step);
+            steps.push(step);
+        }
+    }
+    steps.push(off(0.5, 3002)?);
+    let mut bursts = Vec::new();
+    for mode in MODES {
+        bound(origin)?;
+        let test = bench.short_burst_test(mode, rate)?;
+        eprintln!(
+            "{} burst test: {} of {} burst searches answered 429, {} of {} in all",
+            mode.name(),
+            test.burst_rejected,
+            test.burst_due,
+            test.rejected,
+            test.due
+        );
+        bursts.push(test);
+    }
+
+    // The quieter of the two 0.5x steps with control off (the first and the last).
+    let quiet = [&steps[0], &steps[steps.len() - 1]]
+        .map(|step| step.summary(Duration::MAX))
+        .into_iter()
+        .filter_map(|s| s.p50.zip(s.p99))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    let (light_p50, quiet_p99) = quiet.ok_or("nothing answered at 0.5x with control off")?;
+    let quiet_p99s = [&steps[0], &steps[steps.len() - 1]].map(|s| s.summary(Duration::MAX).p99);
+    let slo = Duration::from_secs_f64(light_p50 * 10.0 / 1000.0);
+    let at_1x = steps[1].summary(slo);
+    let base = Baseline {
+        quiet_p99,
+        best_goodput: steps
+            .iter()
+            .map(|s| s.summary(slo).goodput_per_s)
+            .fold(0.0, f64::max),
+        excess_1x: (1.0 - at_1x.served_per_s / (rate * 1.0).max(1e-9)).max(0.0),
+    };
+    let figures: Vec<(&str, Figures)> = MODES
+        .iter()
+        .map(|mode| {
+            let test = bursts
+                .iter()
+                .find(|b| b.mode == *mode)
+                .map(|b| (b.burst_rejected, b.burst_due));
+            (
+                mode.name(),
+                Figures::of(mode.name(), &steps, slo, &base, test),
+            )
+        })
+        .collect();
+
+    println!(
+        "{} front end(s), {} workload, short loop. 1x = {rate:.0} searches/s{}; quiet p99 \
+         {quiet_p99:.1} ms (control off at 0.5x, the lower of {:?} ms, first and last); \
+         light-load p50 {light_p50:.1} ms, so goodput counts answers within {:.0} ms; control \
+         off served {:.0} of {rate:.0}/s at 1x\n",
+        options.front_ends,
+        if options.mixed { "mixed" } else { "uniform" },
+        if found.is_some() {
+            " (where the cluster's CPU first reaches 90 % with control off)"
+        } else {
+            " (given)"
+        },
+        quiet_p99s.map(|p| p.map(|ms| (ms * 10.0).round() / 10.0)),
+        slo.as_secs_f64() * 1000.0,
+        at_1x.served_per_s,
+    );
+    print!("{}", report::step_table(&steps, slo));
+    println!();
+    print!("{}", verdict_table(&figures, &base));
+    println!("\nwhole run: {:.0} s", origin.elapsed().as_secs_f64());
+    Ok(json!({
+        "profile": "short",
+        "front_ends": options.front_ends,
+        "workload": if options.mixed { "mixed" } else { "uniform" },
+        "rate_1x_per_s": rate,
+        "rate_found_per_s": found,
+        "quiet_p99_ms": quiet_p99,
+        "quiet_p99s_first_last_ms": quiet_p99s,
+        "light_p50_ms": light_p50,
+        "slo_ms": slo.as_secs_f64() * 1000.0,
+        "best_goodput_per_s": base.best_goodput,
+        "excess_1x": base.excess_1x,
+        "calibration": calibration.iter().map(|s| s.json(slo)).collect::<Vec<_>>(),
+        "steps": steps.iter().map(|s| s.json(slo)).collect::<Vec<_>>(),
+        "burst_tests": bursts.iter().map(BurstTest::json).collect::<Vec<_>>(),
+        "verdict": figures.iter().map(|(mode, f)| (mode.to_string(), f.json(&base))).collect::<serde_json::Map<_, _>>(),
+        "seconds": origin.elapsed().as_secs_f64(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Baseline {
+        Baseline {
+            quiet_p99: 10.0,
+            best_goodput: 100.0,
+            excess_1x: 0.01,
+        }
+    }
+
+    fn passing() -> Figures {
+        Figures {
+            p99: [Some(1.5), Some(2.0), Some(1.9)],
+            p999: [Some(3.0); 3],
+            goodput: [Some(0.95), Some(0.9), Some(1.0), Some(0.92)],
+            shed: [Some(0.0), Some(0.03)],
+            burst_429: Some((0, 200)),
+        }
+    }
+
+    #[test]
+    fn every_goal_holds_at_its_bound_and_fails_past_it() {
+        let base = base();
+        assert!(passing().all_hold(&base));
+        let past: [fn(&mut Figures); 8] = [
+            |f| f.p99[2] = Some(2.01),
+            |f| f.p999[0] = Some(4.5),
+            |f| f.goodput[1] = Some(0.89),
+            |f| f.shed[0] = Some(0.001),
+            |f| f.shed[1] = Some(0.031),
+            |f| f.burst_429 = Some((1, 200)),
+            |f| f.p99[1] = None,
+            |f| f.burst_429 = None,
+        ];
+        for (i, change) in past.iter().enumerate() {
+            let mut figures = passing();
+            change(&mut figures);
+            assert!(!figures.all_hold(&base), "change {i}: {figures:?}");
+        }
+    }
+
+    #[test]
+    fn the_verdict_names_each_goal_and_marks_a_miss() {
+        let mut missing = passing();
+        missing.p99[1] = Some(7.28);
+        let table = verdict_table(&[("limit", missing), ("vegas", passing())], &base());
+        assert_eq!(table.lines().count(), 2 + 6, "{table}");
+        assert!(
+            table.contains("| admitted p99 / quiet p99 at 2x, 3x, 4x | <= 2 each | 1.50, 7.28, 1.90 | **no** | 1.50, 2.00, 1.90 | yes |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("<= 3.0 % (1x over what the node served: 1.0 %, plus 2 points)"),
+            "{table}"
+        );
+    }
+}
