@@ -88,6 +88,9 @@ rate_of() {
 
 # One run per workload and fleet size; the fleets reuse their workload's 1x rate (a run of
 # fleets alone, LOAD_FRONT_ENDS without 1, reads it from the last one-front-end results).
+# The short loop warms the node in its first run only (the full run warms it in each).
+warm=()
+[[ -n "$short" ]] && warm=(--warm-up)
 for workload in ${LOAD_WORKLOADS:-uniform mixed}; do
   rate=()
   if [[ " ${LOAD_FRONT_ENDS:-1 2} " != *" 1 "* ]]; then
@@ -106,8 +109,9 @@ for workload in ${LOAD_WORKLOADS:-uniform mixed}; do
       fi
       echo
       "${pin[@]}" "$bin/closed_loop" "$bin/search-server" "$LOAD_OPENSEARCH_URL" "$dir" $isolated $short \
-        --front-ends "$n" --workload "$workload" "${rate[@]}"
+        --front-ends "$n" --workload "$workload" "${rate[@]}" "${warm[@]}"
     } | tee "$dir/table.md"
+    warm=()
     if ((${#rate[@]} == 0)); then
       rate=(--rate "$(rate_of "$dir/$results")")
     fi

@@ -22,12 +22,13 @@
 //! 7. prints the tables and writes `OUT_DIR/results.json` for the plots.
 //!
 //! ```text
-//! closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short] [--isolated]
-//!     [--front-ends N] [--workload uniform|mixed] [--rate SEARCHES_PER_S]
+//! closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short [--warm-up]]
+//!     [--isolated] [--front-ends N] [--workload uniform|mixed] [--rate SEARCHES_PER_S]
 //! ```
 //!
 //! `--short` runs the short loop instead ([`short`]): the limit mode and the peer at 0.5x
-//! to 4x with control off as the baseline, and each goal of the law judged.
+//! to 4x with control off as the baseline, and each goal of the law judged; `--warm-up`
+//! warms a node fresh from its start first.
 //!
 //! The load is open loop ([`generator`]): Poisson arrivals, latency from the due time. The
 //! uniform workload is 3-word searches; the mixed one 70 % two-word and 30 % eight-word
@@ -92,6 +93,7 @@ const RUN_BOUND: Duration = Duration::from_secs(40 * 60);
 struct Options {
     smoke: bool,
     short: bool,
+    warm_up: bool,
     isolated: bool,
     front_ends: usize,
     mixed: bool,
@@ -103,6 +105,7 @@ impl Options {
         let mut options = Options {
             smoke: false,
             short: false,
+            warm_up: false,
             isolated: false,
             front_ends: 1,
             mixed: false,
@@ -118,6 +121,7 @@ impl Options {
             match arg.as_str() {
                 "--smoke" => options.smoke = true,
                 "--short" => options.short = true,
+                "--warm-up" => options.warm_up = true,
                 "--isolated" => options.isolated = true,
                 "--front-ends" => {
                     let n = value("--front-ends")?;
@@ -149,6 +153,9 @@ impl Options {
         if options.smoke && options.short {
             return Err("--smoke and --short are two profiles: give one".into());
         }
+        if options.warm_up && !options.short {
+            return Err("--warm-up is the short loop's (the full run always warms up)".into());
+        }
         Ok(options)
     }
 }
@@ -162,8 +169,8 @@ impl Options {
 pub fn run(args: &[String]) -> Result<(), String> {
     let [binary, cluster, out, rest @ ..] = args else {
         return Err(
-            "usage: closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short] \
-                    [--isolated] [--front-ends N] [--workload uniform|mixed] \
+            "usage: closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short \
+                    [--warm-up]] [--isolated] [--front-ends N] [--workload uniform|mixed] \
                     [--rate SEARCHES_PER_S]"
                 .into(),
         );

@@ -3,10 +3,13 @@
 //!
 //! Per run (one workload, one fleet size), on the node the script isolated:
 //!
-//! 1. with no `--rate`, a warm-up (control off, 10 s at 50 and 10 s at 150 searches/s: the
-//!    JIT compiles the search path) and one ladder of short steps to the 1x rate; with
-//!    `--rate` (the script passes the one-front-end run's to the fleet), none; then a wait
-//!    for quiet (the node's CPU under 20 % over 5 s);
+//! 1. with `--warm-up` (the script's first run on a node fresh from its start), a warm-up:
+//!    control off, 8 s each at 100, 200, 300 and 400 searches/s, past most nodes' capacity,
+//!    so that the JIT compiles the search path before anything is measured (a run without
+//!    it found 1x at 206/s on a node that served 400/s at 90 % CPU ten minutes later);
+//!    with no `--rate`, one ladder of short steps to the 1x rate (with `--rate`, which the
+//!    script passes from the one-front-end run to the fleet, none); then a wait for quiet
+//!    (the node's CPU under 20 % over 5 s);
 //! 2. control off at 0.5x and 1x: the quiet baseline and what the node serves at 1x;
 //! 3. the limit mode and the peer (congestion-limiter's Vegas) at each of [`FACTORS`],
 //!    alternating, each step [`STEP`] s on a fresh fleet, its first [`WARMUP`] s not
@@ -39,7 +42,7 @@ pub const FACTORS: [f64; 6] = [0.5, 1.0, 1.25, 2.0, 3.0, 4.0];
 /// The modes judged: the limit mode, and the peer beside it.
 pub const MODES: [Mode; 2] = [Mode::Limit, Mode::Vegas];
 /// A step's length, and the part of it left out of the statistics, in seconds.
-pub const STEP: f64 = 7.5;
+pub const STEP: f64 = 7.0;
 /// See [`STEP`].
 pub const WARMUP: f64 = 2.0;
 /// The pause after a fleet starts, before its load: the previous step's backlog drains.
@@ -291,10 +294,13 @@ impl Bench<'_> {
 /// The short run: see the module docs. Returns what `short.json` holds.
 pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String> {
     let origin = bench.origin;
+    if options.warm_up {
+        bench.warm_up()?;
+        bench.quiet()?;
+    }
     let (rate, found, calibration) = if let Some(rate) = options.rate {
         (rate, None, Vec::new())
     } else {
-        bench.warm_up()?;
         let (found, calibration) =
             bench.calibrate_with(LADDER_START, LADDER_GROWTH, LADDER_STEP, LADDER_WARMUP)?;
         eprintln!("the cluster's CPU reaches 90 % at about {found:.0} searches/s");
