@@ -63,7 +63,9 @@ const LADDER_GROWTH: f64 = 1.45;
 
 /// The goals, as the law's issue states them: the admitted p99 at 2x to 4x at most
 /// `P99_MAX` times the quiet p99, its p99.9 at most `P999_MAX` times; goodput from 1.25x to
-/// 4x at least `GOODPUT_MIN` of the run's best; nothing shed at 0.5x; at 1x no more shed
+/// 4x at least `GOODPUT_MIN` of what could be had (the run's best goodput, or the offered
+/// rate where that is less: 1x is where the node's CPU first reads 90 %, and a node that
+/// serves more at its best than 1.25x offers could have served all of it); nothing shed at 0.5x; at 1x no more shed
 /// than the load exceeds what the node serves plus `SHED_1X_SLACK`; no burst search
 /// refused.
 pub const P99_MAX: f64 = 2.0;
@@ -81,7 +83,8 @@ pub struct Figures {
     pub p99: [Option<f64>; 3],
     /// The admitted p99.9 at 2x, 3x and 4x over the quiet p99.
     pub p999: [Option<f64>; 3],
-    /// Goodput at 1.25x, 2x, 3x and 4x over the run's best goodput.
+    /// Goodput at 1.25x, 2x, 3x and 4x over what could be had: the run's best goodput, or
+    /// the offered rate where that is less.
     pub goodput: [Option<f64>; 4],
     /// The share shed at 0.5x and at 1x.
     pub shed: [Option<f64>; 2],
@@ -122,8 +125,15 @@ impl Figures {
         Figures {
             p99: [2.0, 3.0, 4.0].map(|f| over_quiet(at(f).and_then(|s| s.p99))),
             p999: [2.0, 3.0, 4.0].map(|f| over_quiet(at(f).and_then(|s| s.p999))),
-            goodput: [1.25, 2.0, 3.0, 4.0]
-                .map(|f| at(f).map(|s| s.goodput_per_s / base.best_goodput.max(1e-9))),
+            goodput: [1.25, 2.0, 3.0, 4.0].map(|f| {
+                steps
+                    .iter()
+                    .find(|s| s.mode == mode && (s.factor - f).abs() < 1e-9)
+                    .map(|step| {
+                        let could = base.best_goodput.min(step.offered).max(1e-9);
+                        step.summary(slo).goodput_per_s / could
+                    })
+            }),
             shed: [0.5, 1.0].map(|f| at(f).map(|s| s.shed)),
             burst_429: bursts,
         }
@@ -139,7 +149,7 @@ impl Figures {
         json!({
             "p99_over_quiet_2x_3x_4x": self.p99,
             "p999_over_quiet_2x_3x_4x": self.p999,
-            "goodput_over_best_1_25x_2x_3x_4x": self.goodput,
+            "goodput_over_possible_1_25x_2x_3x_4x": self.goodput,
             "shed_0_5x_1x": self.shed,
             "burst_429": self.burst_429.map(|(r, n)| json!({"refused": r, "of": n})),
             "holds": rows(base).iter().map(|row| (row.goal.to_owned(), Value::Bool((row.cell)(self).1))).collect::<serde_json::Map<_, _>>(),
@@ -188,7 +198,7 @@ fn rows(base: &Baseline) -> Vec<Row> {
             cell: Box::new(|f| (ratios(&f.p999), all_within(&f.p999, |v| v <= P999_MAX))),
         },
         Row {
-            goal: "goodput / run's best at 1.25x, 2x, 3x, 4x",
+            goal: "goodput / min(run's best, offered) at 1.25x, 2x, 3x, 4x",
             target: format!(">= {GOODPUT_MIN} each"),
             cell: Box::new(|f| {
                 (
@@ -461,6 +471,49 @@ mod tests {
             change(&mut figures);
             assert!(!figures.all_hold(&base), "change {i}: {figures:?}");
         }
+    }
+
+    /// A step of `mode` at `factor` offering `offered`/s for 1 s, `ok` of them answered 200
+    /// in 5 ms.
+    fn step(mode: &'static str, factor: f64, offered: f64, ok: usize) -> Step {
+        let sent = (0..ok)
+            .map(|_| generator::Sent {
+                due: Duration::ZERO,
+                outcome: generator::Outcome::Answered(200, Duration::from_millis(5)),
+                front_end: 0,
+                burst: false,
+            })
+            .collect();
+        Step {
+            mode,
+            factor,
+            offered,
+            seconds: 1.0,
+            started_at: 0.0,
+            sent,
+            cpu_mean: 0.0,
+            indexed_per_s: 0.0,
+            front_ends: 1,
+            weights: Vec::new(),
+            servers: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn goodput_is_judged_against_what_could_be_had() {
+        // The node's best is 200/s; 1.25x offers 125/s, all of it served: that is all
+        // that could be had. 2x offers 200/s and gets 150.
+        let steps = [
+            step("limit", 1.25, 125.0, 125),
+            step("limit", 2.0, 200.0, 150),
+            step("off", 3.0, 400.0, 200),
+        ];
+        let base = Baseline {
+            best_goodput: 200.0,
+            ..base()
+        };
+        let figures = Figures::of("limit", &steps, Duration::from_millis(50), &base, None);
+        assert_eq!(figures.goodput, [Some(1.0), Some(0.75), None, None]);
     }
 
     #[test]
