@@ -47,6 +47,10 @@ pub const STEP: f64 = 7.0;
 pub const WARMUP: f64 = 2.0;
 /// The pause after a fleet starts, before its load: the previous step's backlog drains.
 pub const SETTLE: Duration = Duration::from_secs(2);
+/// The onset's end, in seconds from a step's start: the p99 before and after it is shown
+/// beside the goals (not a goal itself), since a short step on fresh front ends is mostly
+/// its onset.
+pub const ONSET: f64 = 5.0;
 /// Searches in a burst, all at once.
 pub const BURST: usize = 100;
 /// The burst test: 0.25x for this long, quiet from `QUIET.0` to `QUIET.1` seconds, and a
@@ -90,6 +94,9 @@ pub struct Figures {
     pub shed: [Option<f64>; 2],
     /// Burst searches answered 429, of how many.
     pub burst_429: Option<(usize, usize)>,
+    /// The admitted p99 at 2x, 3x and 4x over the quiet p99, of the searches due in the
+    /// counted part of the step before [`ONSET`], and from it on.
+    pub onset_p99: [[Option<f64>; 3]; 2],
 }
 
 /// What the run's baseline gives the goals: the quiet p99 (ms), goodput's best (searches/s
@@ -136,6 +143,20 @@ impl Figures {
             }),
             shed: [0.5, 1.0].map(|f| at(f).map(|s| s.shed)),
             burst_429: bursts,
+            onset_p99: [false, true].map(|after| {
+                [2.0, 3.0, 4.0].map(|f| {
+                    let step = steps
+                        .iter()
+                        .find(|s| s.mode == mode && (s.factor - f).abs() < 1e-9)?;
+                    let part: Vec<generator::Sent> = step
+                        .sent
+                        .iter()
+                        .filter(|s| (s.due.as_secs_f64() >= ONSET) == after)
+                        .copied()
+                        .collect();
+                    over_quiet(report::percentile(&report::latencies(&part, 200), 0.99))
+                })
+            }),
         }
     }
 
@@ -152,6 +173,8 @@ impl Figures {
             "goodput_over_possible_1_25x_2x_3x_4x": self.goodput,
             "shed_0_5x_1x": self.shed,
             "burst_429": self.burst_429.map(|(r, n)| json!({"refused": r, "of": n})),
+            "p99_over_quiet_before_onset_end_2x_3x_4x": self.onset_p99[0],
+            "p99_over_quiet_after_onset_end_2x_3x_4x": self.onset_p99[1],
             "holds": rows(base).iter().map(|row| (row.goal.to_owned(), Value::Bool((row.cell)(self).1))).collect::<serde_json::Map<_, _>>(),
             "all_hold": self.all_hold(base),
         })
@@ -236,6 +259,24 @@ fn rows(base: &Baseline) -> Vec<Row> {
             }),
         },
     ]
+}
+
+/// The onset beside the verdict, in markdown: per mode, the admitted p99 over the quiet
+/// p99 before [`ONSET`] and after it.
+#[must_use]
+pub fn onset_table(modes: &[(&str, Figures)]) -> String {
+    let mut out = format!(
+        "| mode | p99 / quiet p99, {WARMUP:.0} to {ONSET:.0} s of 2x, 3x, 4x | the same, {ONSET:.0} to {STEP:.0} s |\n|---|---|---|\n"
+    );
+    for (mode, figures) in modes {
+        let _ = writeln!(
+            out,
+            "| {mode} | {} | {} |",
+            ratios(&figures.onset_p99[0]),
+            ratios(&figures.onset_p99[1])
+        );
+    }
+    out
 }
 
 /// The verdict in markdown: a row per goal, a column pair (figure, holds) per mode.
@@ -409,6 +450,10 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
     print!("{}", report::step_table(&steps, slo));
     println!();
     print!("{}", verdict_table(&figures, &base));
+    println!(
+        "\nThe onset, not a goal (the steps start on fresh front ends, and the first {WARMUP:.0} s are not counted):\n"
+    );
+    print!("{}", onset_table(&figures));
     println!("\nwhole run: {:.0} s", origin.elapsed().as_secs_f64());
     Ok(json!({
         "profile": "short",
@@ -449,6 +494,7 @@ mod tests {
             goodput: [Some(0.95), Some(0.9), Some(1.0), Some(0.92)],
             shed: [Some(0.0), Some(0.03)],
             burst_429: Some((0, 200)),
+            onset_p99: [[Some(3.0); 3], [Some(1.5); 3]],
         }
     }
 
@@ -514,6 +560,31 @@ mod tests {
         };
         let figures = Figures::of("limit", &steps, Duration::from_millis(50), &base, None);
         assert_eq!(figures.goodput, [Some(1.0), Some(0.75), None, None]);
+    }
+
+    #[test]
+    fn the_onset_is_the_p99_before_its_end_and_after_it() {
+        // At 2x: 100 searches of 5 ms due before the onset's end, 100 of 50 ms and one of
+        // 80 ms after it; the quiet p99 10 ms.
+        let mut step = step("limit", 2.0, 200.0, 0);
+        for (due, ms, n) in [(3.0, 5, 100), (6.0, 50, 100), (6.5, 80, 1)] {
+            step.sent.extend((0..n).map(|_| generator::Sent {
+                due: Duration::from_secs_f64(due),
+                outcome: generator::Outcome::Answered(200, Duration::from_millis(ms)),
+                front_end: 0,
+                burst: false,
+            }));
+        }
+        let figures = Figures::of("limit", &[step], Duration::from_millis(50), &base(), None);
+        assert_eq!(
+            figures.onset_p99,
+            [[Some(0.5), None, None], [Some(5.0), None, None]]
+        );
+        let table = onset_table(&[("limit", figures)]);
+        assert!(
+            table.contains("| limit | 0.50, -, - | 5.00, -, - |"),
+            "{table}"
+        );
     }
 
     #[test]
