@@ -78,13 +78,25 @@ const SETTLE: Duration = Duration::from_secs(3);
 /// left out of its baseline.
 const STEP_TEST: f64 = 20.0;
 const STEP_TEST_WARMUP: f64 = 5.0;
-/// The burst test: 0.25x for this long, quiet from `QUIET.0` to `QUIET.1` seconds, and
-/// bursts of `BURST` searches at once to the first front end at these times: mid-stream,
-/// right after the quiet spell, and mid-stream again.
-const BURST_TEST: f64 = 24.0;
-const QUIET: (f64, f64) = (8.0, 14.0);
-const BURST: usize = 100;
-const BURSTS: [f64; 3] = [5.0, 14.0, 19.0];
+/// The burst test: 24 s at 0.25x, quiet from 8 s to 14 s, and bursts of 100 searches
+/// at once to the first front end mid-stream, right after the quiet spell, and mid-stream
+/// again.
+const BURST_TEST: BurstPlan = BurstPlan {
+    seconds: 24.0,
+    quiet: (8.0, 14.0),
+    count: 100,
+    at: &[5.0, 14.0, 19.0],
+};
+
+/// A burst test's shape: 0.25x for `seconds`, quiet from `quiet.0` to `quiet.1`, and a
+/// burst of `count` searches at once to the first front end at each of `at` seconds.
+#[derive(Clone, Copy, Debug)]
+struct BurstPlan {
+    seconds: f64,
+    quiet: (f64, f64),
+    count: usize,
+    at: &'static [f64],
+}
 /// The whole run's bound (the script's is wider): past it, the run stops with an error.
 const RUN_BOUND: Duration = Duration::from_secs(40 * 60);
 
@@ -331,7 +343,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             test.recovery
         );
         step_tests.push(test);
-        let bursts = bench.burst_test(mode, rate)?;
+        let bursts = bench.burst_test(mode, rate, BURST_TEST)?;
         eprintln!(
             "{} burst test: {} of {} burst searches answered 429, {} of {} in all",
             mode.name(),
@@ -821,40 +833,34 @@ impl Bench<'_> {
         })
     }
 
-    /// 0.25x with a quiet spell, and bursts of [`BURST`] searches at once to the first
-    /// front end: how many of them, and of all searches, were answered 429.
-    fn burst_test(&self, mode: Mode, rate: f64) -> Result<BurstTest, String> {
+    /// The burst test `plan` on a fresh fleet in `mode`, 1x being `rate`: how many of the
+    /// burst searches, and of all searches, were answered 429.
+    fn burst_test(&self, mode: Mode, rate: f64, plan: BurstPlan) -> Result<BurstTest, String> {
         let phases = [
             Phase {
                 rate: rate * 0.25,
-                seconds: QUIET.0,
+                seconds: plan.quiet.0,
             },
             Phase {
                 rate: 0.0,
-                seconds: QUIET.1 - QUIET.0,
+                seconds: plan.quiet.1 - plan.quiet.0,
             },
             Phase {
                 rate: rate * 0.25,
-                seconds: BURST_TEST - QUIET.1,
+                seconds: plan.seconds - plan.quiet.1,
             },
         ];
-        let bursts = BURSTS.map(|at| generator::Burst {
-            at,
-            count: BURST,
-            front_end: 0,
-        });
-        self.burst_test_of(mode, &phases, &bursts, BURST_TEST)
-    }
-
-    /// `phases` with `bursts` on a fresh fleet in `mode`, `seconds` long in all.
-    fn burst_test_of(
-        &self,
-        mode: Mode,
-        phases: &[Phase],
-        bursts: &[generator::Burst],
-        seconds: f64,
-    ) -> Result<BurstTest, String> {
-        let (sent, started_at, _) = self.offer(mode, phases, bursts, &[], 55)?;
+        let bursts: Vec<generator::Burst> = plan
+            .at
+            .iter()
+            .map(|&at| generator::Burst {
+                at,
+                count: plan.count,
+                front_end: 0,
+            })
+            .collect();
+        let seconds = plan.seconds;
+        let (sent, started_at, _) = self.offer(mode, &phases, &bursts, &[], 55)?;
         let rejected =
             |s: &&generator::Sent| matches!(s.outcome, generator::Outcome::Answered(429, _));
         let cpu_max = self

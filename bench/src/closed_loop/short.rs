@@ -4,10 +4,8 @@
 //! Per run (one workload, one fleet size), on the node the script isolated:
 //!
 //! 1. with `--warm-up` (the script's first run on a node fresh from its start), a warm-up:
-//!    control off, 8 s each at 100, 200, 300 and 400 searches/s, past most nodes' capacity,
-//!    so that the JIT compiles the search path before anything is measured (a run without
-//!    it found 1x at 206/s on a node that served 400/s at 90 % CPU ten minutes later);
-//!    with no `--rate`, one ladder of short steps to the 1x rate (with `--rate`, which the
+//!    control off, 10 s each at 30, 100 and 200 searches/s, so that the JIT compiles the
+//!    search path before anything is measured; with no `--rate`, one ladder of short steps to the 1x rate (with `--rate`, which the
 //!    script passes from the one-front-end run to the fleet, none); then a wait for quiet
 //!    (the node's CPU under 20 % over 5 s);
 //! 2. control off at 0.5x and 1x: the quiet baseline and what the node serves at 1x;
@@ -35,7 +33,7 @@ use serde_json::{Value, json};
 use super::generator::{self, Phase};
 use super::report::{self, Step};
 use super::server::Mode;
-use super::{Bench, BurstTest, Options, bound, log_step};
+use super::{Bench, BurstPlan, BurstTest, Options, bound, log_step};
 
 /// The factors of the 1x rate each compared mode is stepped through.
 pub const FACTORS: [f64; 6] = [0.5, 1.0, 1.25, 2.0, 3.0, 4.0];
@@ -53,11 +51,14 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 pub const ONSET: f64 = 5.0;
 /// Searches in a burst, all at once.
 pub const BURST: usize = 100;
-/// The burst test: 0.25x for this long, quiet from `QUIET.0` to `QUIET.1` seconds, and a
-/// burst at each of `BURSTS` seconds (mid-stream; the moment the stream resumes).
-const BURST_TEST: f64 = 12.0;
-const QUIET: (f64, f64) = (4.0, 8.0);
-const BURSTS: [f64; 2] = [2.0, 8.0];
+/// The burst test: 12 s at 0.25x, quiet from 4 s to 8 s, a burst of [`BURST`] at 2 s
+/// (mid-stream) and at 8 s (the moment the stream resumes).
+const BURST_TEST: BurstPlan = BurstPlan {
+    seconds: 12.0,
+    quiet: (4.0, 8.0),
+    count: BURST,
+    at: &[2.0, 8.0],
+};
 /// The ladder: steps of this many seconds (the first `LADDER_WARMUP` not counted), from
 /// `LADDER_START` searches/s up by `LADDER_GROWTH`.
 const LADDER_STEP: f64 = 5.0;
@@ -316,30 +317,6 @@ impl Bench<'_> {
         let _ = self.offer(Mode::Off, &phases, &[], &[], 4)?;
         Ok(())
     }
-
-    /// The short burst test: see the module docs.
-    fn short_burst_test(&self, mode: Mode, rate: f64) -> Result<BurstTest, String> {
-        let phases = [
-            Phase {
-                rate: rate * 0.25,
-                seconds: QUIET.0,
-            },
-            Phase {
-                rate: 0.0,
-                seconds: QUIET.1 - QUIET.0,
-            },
-            Phase {
-                rate: rate * 0.25,
-                seconds: BURST_TEST - QUIET.1,
-            },
-        ];
-        let bursts = BURSTS.map(|at| generator::Burst {
-            at,
-            count: BURST,
-            front_end: 0,
-        });
-        self.burst_test_of(mode, &phases, &bursts, BURST_TEST)
-    }
 }
 
 /// The short run: see the module docs. Returns what `short.json` holds.
@@ -387,7 +364,7 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
     let mut bursts = Vec::new();
     for mode in MODES {
         bound(origin)?;
-        let test = bench.short_burst_test(mode, rate)?;
+        let test = bench.burst_test(mode, rate, BURST_TEST)?;
         eprintln!(
             "{} burst test: {} of {} burst searches answered 429, {} of {} in all",
             mode.name(),
