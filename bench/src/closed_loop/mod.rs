@@ -289,24 +289,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let rate = options.rate.unwrap_or(found);
     eprintln!("the cluster's CPU reaches 90 % at about {found:.0} searches/s; 1x = {rate:.0}/s");
 
-    let mut steps = Vec::new();
-    for (i, factor) in FACTORS.iter().enumerate() {
-        for k in 0..Mode::COMPARED.len() {
-            let mode = Mode::COMPARED[(i + k) % Mode::COMPARED.len()];
-            bound(origin)?;
-            let step = bench.step(
-                mode,
-                *factor,
-                rate * factor,
-                STEP,
-                WARMUP,
-                1000 + i as u64,
-                &[],
-            )?;
-            log_step(&step);
-            steps.push(step);
-        }
-    }
+    let steps = bench.rotated_steps(&Mode::COMPARED, &FACTORS, rate, (STEP, WARMUP), 1000)?;
     // Skewed demand: the first front end gets five times each other's share.
     let mut skewed = Vec::new();
     if options.front_ends > 1 {
@@ -678,6 +661,38 @@ impl Bench<'_> {
         let states = fleet.servers.iter().map(server_state).collect();
         drop(fleet);
         Ok((sent, started_at, states))
+    }
+
+    /// Each of `modes` at each of `factors` of `rate`, their order rotated at each factor,
+    /// each step `timing.0` s with its first `timing.1` s not counted; the seeds from
+    /// `seed` on, one per factor.
+    fn rotated_steps(
+        &self,
+        modes: &[Mode],
+        factors: &[f64],
+        rate: f64,
+        timing: (f64, f64),
+        seed: u64,
+    ) -> Result<Vec<Step>, String> {
+        let mut steps = Vec::new();
+        for (i, factor) in factors.iter().enumerate() {
+            for k in 0..modes.len() {
+                let mode = modes[(i + k) % modes.len()];
+                bound(self.origin)?;
+                let step = self.step(
+                    mode,
+                    *factor,
+                    rate * factor,
+                    timing.0,
+                    timing.1,
+                    seed + i as u64,
+                    &[],
+                )?;
+                log_step(&step);
+                steps.push(step);
+            }
+        }
+        Ok(steps)
     }
 
     /// One step: `rate` for `seconds` on a fresh fleet in `mode`, the first `warmup` left

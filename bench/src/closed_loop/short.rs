@@ -343,23 +343,7 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
         Ok(step)
     };
     let mut steps = vec![off(0.5, 3000)?, off(1.0, 3001)?];
-    for (i, factor) in FACTORS.iter().enumerate() {
-        for k in 0..MODES.len() {
-            let mode = MODES[(i + k) % MODES.len()];
-            bound(origin)?;
-            let step = bench.step(
-                mode,
-                *factor,
-                rate * factor,
-                STEP,
-                WARMUP,
-                3100 + i as u64,
-                &[],
-            )?;
-            log_step(&step);
-            steps.push(step);
-        }
-    }
+    steps.extend(bench.rotated_steps(&MODES, &FACTORS, rate, (STEP, WARMUP), 3100)?);
     steps.push(off(0.5, 3002)?);
     let mut bursts = Vec::new();
     for mode in MODES {
