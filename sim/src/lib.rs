@@ -7,20 +7,33 @@
 //! active threads than cores each runs slower), so the pool's queue only starts once the
 //! CPU is saturated, and a search is slower before any task waits. Each search fans out to
 //! shard tasks on `fanout` distinct nodes and is answered when its slowest shard is; the
-//! front end adds time of its own before and after (`overhead_us`). Every node reports its
-//! CPU once a second over the second before last (a second's delay, as node stats are); a
-//! poll reads the busiest node's CPU and the most loaded node's search pool, as
-//! `load_core::node_stats` does, and may miss the pool (a proxy that filters it, a node
-//! that did not report it).
+//! front end adds time of its own before and after (`overhead_us`). A poll reads the busiest
+//! node's CPU and the most loaded node's search pool, as `load_core::node_stats` does, and
+//! may miss the pool (a proxy that filters it, a node that did not report it).
+//!
+//! What the real node was traced doing ([`NodeFacts::MEASURED`], from
+//! `sim/fixtures/traces-af42c7f/`) is in the model, each with a switch: a search is a query
+//! task and then a fetch task that queues again; each front end keeps 16 connections to a
+//! node and a search beyond them waits at the front end, unseen by the node's pool; a new
+//! connection costs the node CPU outside the pool; the CPU figure is the last second's,
+//! refreshed once a second at the node's own phase; and a front end's first poll comes with
+//! its first request. [`NodeFacts::BEFORE`] is the model without them, on which the law was
+//! designed: it never showed the cap's jump at the onset that the node shows.
 //!
 //! Open-loop Poisson arrivals at fractions and multiples of the load at which the cluster's
 //! CPU first reaches 90 % (the real loop's `1x`), split among the front ends by weight;
 //! front ends may join late (their monitor starts with their first request, as the lazy
 //! start does) or idle for a while. Each front end polls at its own phase within the
-//! second, and its clock counts from an epoch of its own (a process's monotonic clock), so
-//! nothing lines the front ends up but the cluster they share.
+//! second (with [`NodeFacts::poll_at_first_request`], the phase of its first request), and
+//! its clock counts from an epoch of its own (a process's monotonic clock), so nothing lines
+//! the front ends up but the cluster they share and the traffic that starts them.
+//!
+//! [`short`] runs the node's short loop (`bench/closed_loop.sh --short`) in the model, with the
+//! same steps, figures and goals.
 //!
 //! Deterministic for a seed.
+
+pub mod short;
 
 use std::cell::Cell;
 use std::cmp::Reverse;
@@ -39,6 +52,89 @@ use load_core::{
 
 /// The web threshold, as in the real experiment.
 pub const THRESHOLD: i32 = 70;
+
+/// How a node reports its CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuReport {
+    /// Over the second before its last refresh, refreshed once a second at a phase of the
+    /// node's own. OpenSearch caches its OS stats for `monitor.os.refresh_interval` (1 s)
+    /// and refreshes them at the first stats request that finds them older, and the JVM's
+    /// CPU load counts from its call before: with a client polling it more often than the
+    /// front ends (a monitoring agent; the real loop's CPU sampler, every 0.5 s), the
+    /// figure is the last second's, at most a second old. The real node's reading changed
+    /// about a second after a surge began, and the front ends armed about 2 s after it
+    /// (`../shared/traces/af42c7f/`).
+    EverySecond,
+    /// Over the whole second before last, refreshed at each second's start: the model
+    /// before the real node was traced, a second slower than the node.
+    SecondBeforeLast,
+}
+
+/// What a real node and front end do that the model may leave out: the facts the traces
+/// of a real node (`../shared/traces/af42c7f/`) showed, with a switch each, so that a table
+/// can show what each one changes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NodeFacts {
+    /// The share of a shard's CPU time spent in its fetch task: a search is a query task
+    /// per shard, and, once every shard's query is done, a fetch task per shard, which
+    /// queues again behind whatever arrived meanwhile. The node's `completed` count grows by
+    /// two per search (the traces: `query_total` = `fetch_total`), and `fetch_time_in_millis`
+    /// is 24–34 % of the query and fetch time together in the captured node stats
+    /// (`tests/fixtures/opensearch/os-2.19.1-real-filtered*.json`). 0: one task per shard.
+    pub fetch_share: f64,
+    /// Connections each front end keeps to each node (the demo's `ClusterClient` keeps
+    /// `DEFAULT_CONNECTIONS`, 16): a search sent with every one of them busy waits at the
+    /// front end, where the node's pool does not count it. The traces: with 124 searches
+    /// in flight at two front ends, the node's pool read 2 active and 30 queued (32 = 2 ×
+    /// 16); with one front end, at most 16. `None`: every admitted search reaches the node.
+    pub connections: Option<usize>,
+    /// How the CPU is reported.
+    pub cpu: CpuReport,
+    /// The node's CPU time to take a new connection and its first request, in µs, outside
+    /// the search pool (OpenSearch's HTTP workers share the cores with the pool's threads):
+    /// a front end opens its connections as searches need them, the first of each waiting
+    /// for it. In the traces, the first 0.27 s of a surge on fresh front ends completed
+    /// 0.26 to 0.98 times the tasks a second the same node completed later (0.26 to 0.80
+    /// with two front ends opening 32 connections), its pool full all the while.
+    pub connect_us: f64,
+    /// Whether a front end's first poll starts with its first request, as the lazy start
+    /// does (`load.control.monitor.jitter` is 0 by default), [`POLL_LATENCY_US`] later;
+    /// then one each second. Else it comes at a random phase in the second after the front
+    /// end joins (the model before the node was traced). Front ends started by one surge
+    /// poll nearly in phase: in the traces, both front ends armed at the same poll, 2.1 s
+    /// after the surge.
+    pub poll_at_first_request: bool,
+}
+
+/// [`NodeFacts::connect_us`] as measured: the median over the real node's traces of the CPU
+/// its first 0.27 s of a surge lacked, per connection the fresh front ends opened (4.8 ms;
+/// from -0.9 to 11.5 over ten runs; `sim/tests/onset.rs` computes it from the fixtures and
+/// holds this to it).
+pub const CONNECT_US: f64 = 4_800.0;
+
+/// How long a poll of the node stats takes to read, in µs: the pool and CPU it reports are
+/// the node's at its start plus this.
+pub const POLL_LATENCY_US: u64 = 3_000;
+
+impl NodeFacts {
+    /// What the real node was measured to do.
+    pub const MEASURED: NodeFacts = NodeFacts {
+        fetch_share: 0.25,
+        connections: Some(16),
+        cpu: CpuReport::EverySecond,
+        connect_us: CONNECT_US,
+        poll_at_first_request: true,
+    };
+    /// The model before the real node was traced: one task per shard, no connection
+    /// limit, the CPU of the second before last.
+    pub const BEFORE: NodeFacts = NodeFacts {
+        fetch_share: 0.0,
+        connections: None,
+        cpu: CpuReport::SecondBeforeLast,
+        connect_us: 0.0,
+        poll_at_first_request: false,
+    };
+}
 
 /// How the CPU time of a shard task varies.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -254,6 +350,8 @@ impl Rng {
 /// How a front end decides.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Policy {
+    /// No control: every request admitted (the real loop's baseline).
+    Off,
     /// Fess's rule, the default.
     Fess,
     /// Fess's rule on the EWMA of the samples (`tau` 3 s).
@@ -284,7 +382,9 @@ impl Policy {
             }
             Policy::Limit | Policy::Design(_) => config.admission = AdmissionMode::Limit,
             // The peers decide with their own limiter; the control sees no threshold.
-            Policy::Vegas | Policy::Gradient => config.web_threshold = Threshold::OFF,
+            Policy::Off | Policy::Vegas | Policy::Gradient => {
+                config.web_threshold = Threshold::OFF;
+            }
         }
         config
     }
@@ -453,7 +553,8 @@ enum Event {
     Arrival,
     /// A burst of requests arrives at front end 0 at once.
     Burst,
-    /// A request's shard tasks reach their nodes.
+    /// A request leaves its front end for the cluster: it takes a connection, or waits for
+    /// one.
     Dispatch { request: usize },
     /// A node's next shard task may be done (stale when the node's generation moved on).
     NodeDone { node: usize, generation: u64 },
@@ -461,6 +562,8 @@ enum Event {
     Answer { request: usize },
     /// A front end polls the cluster.
     Poll { front_end: usize },
+    /// A node refreshes the CPU it reports ([`CpuReport::EverySecond`]).
+    Refresh { node: usize },
 }
 
 /// What an admitted request holds: a permit of the control, or a peer's token.
@@ -469,14 +572,17 @@ enum Held<'a> {
     Token(Token),
 }
 
-/// One admitted request: when it arrived, from which front end, what it holds, and how
-/// many of its shard tasks are still running.
+/// One admitted request: when it arrived, from which front end, what it holds, its shards'
+/// CPU time and nodes, how many of its tasks of the current phase are still running, and
+/// whether that phase is the fetch.
 struct Request<'a> {
     arrived_us: u64,
     front_end: usize,
     held: Held<'a>,
     shards: Vec<f64>,
+    nodes: Vec<usize>,
     pending: usize,
+    fetching: bool,
 }
 
 /// A shard task at a node: the request it belongs to, the CPU time it still needs, and
@@ -488,15 +594,30 @@ struct Task {
     started_us: u64,
 }
 
-/// One node: its active tasks sharing its cores, its queue, and its busy time per second.
+/// The CPU percent of `busy` core-microseconds in a second on `cores` cores.
+fn percent(busy: f64, cores: f64) -> u8 {
+    (busy / (cores * 1e6) * 100.0).round().min(100.0) as u8
+}
+
+/// One node: its active tasks sharing its cores, its queue, its busy time, and the CPU it
+/// reports.
 struct Node {
     active: Vec<Task>,
+    /// Connections being opened: their CPU time left, sharing the cores with the active
+    /// tasks but not the pool's threads (a [`Task`] whose request waits for it).
+    opening: Vec<Task>,
     queue: VecDeque<Task>,
     /// When the active tasks' progress was last brought up to date.
     updated_us: u64,
     generation: u64,
     /// Busy core-microseconds in each second.
     busy: Vec<f64>,
+    /// Busy core-microseconds in all, and their count at the last refresh of the reported
+    /// CPU ([`CpuReport::EverySecond`]).
+    busy_total: f64,
+    refreshed: f64,
+    /// The CPU it reports, in percent.
+    reported: u8,
     /// The time its tasks waited for a thread, in all (µs), added when a task gets one:
     /// what a node's `total_wait_time_in_nanos` counts.
     waited_us: u64,
@@ -509,10 +630,14 @@ impl Node {
     fn new(seconds: usize) -> Node {
         Node {
             active: Vec::new(),
+            opening: Vec::new(),
             queue: VecDeque::new(),
             updated_us: 0,
             generation: 0,
             busy: vec![0.0; seconds + 2],
+            busy_total: 0.0,
+            refreshed: 0.0,
+            reported: 0,
             waited_us: 0,
             ran_us: 0,
         }
@@ -521,15 +646,16 @@ impl Node {
     /// Brings the active tasks' progress up to `now`: each runs at `min(1, cores /
     /// active)` of a core.
     fn advance(&mut self, now: u64, cores: f64) {
-        let n = self.active.len() as f64;
+        let n = (self.active.len() + self.opening.len()) as f64;
         if n > 0.0 && now > self.updated_us {
             let rate = (cores / n).min(1.0);
             let elapsed = (now - self.updated_us) as f64;
-            for task in &mut self.active {
+            for task in self.active.iter_mut().chain(&mut self.opening) {
                 task.remaining -= elapsed * rate;
             }
             // Busy cores, per second.
             let busy = n.min(cores);
+            self.busy_total += (now - self.updated_us) as f64 * busy;
             let mut at = self.updated_us;
             while at < now {
                 let second = (at / 1_000_000) as usize;
@@ -546,10 +672,11 @@ impl Node {
     /// When the next active task is done, for a new generation.
     fn next_done(&mut self, now: u64, cores: f64) -> Option<(u64, u64)> {
         self.generation += 1;
-        let n = self.active.len() as f64;
+        let n = (self.active.len() + self.opening.len()) as f64;
         let least = self
             .active
             .iter()
+            .chain(&self.opening)
             .map(|task| task.remaining)
             .fold(f64::INFINITY, f64::min);
         if !least.is_finite() {
@@ -558,6 +685,53 @@ impl Node {
         let rate = (cores / n).min(1.0);
         let wait = (least.max(0.0) / rate).ceil() as u64;
         Some((now + wait.max(1), self.generation))
+    }
+
+    /// A task reaches the node at `now`: it gets a thread if one is free, else queues.
+    /// The node's next completion, when the task started.
+    fn take(&mut self, task: Task, now: u64, cores: f64, threads: usize) -> Option<(u64, u64)> {
+        self.advance(now, cores);
+        if self.active.len() < threads {
+            self.active.push(task);
+            self.next_done(now, cores)
+        } else {
+            self.queue.push_back(task);
+            None
+        }
+    }
+
+    /// A connection starts opening at `now` for `request`, which waits for it. The node's
+    /// next completion.
+    fn open(&mut self, request: usize, cpu_us: f64, now: u64, cores: f64) -> Option<(u64, u64)> {
+        self.advance(now, cores);
+        self.opening.push(Task {
+            request,
+            remaining: cpu_us.max(1.0),
+            queued_us: now,
+            started_us: now,
+        });
+        self.next_done(now, cores)
+    }
+
+    /// The CPU a stats request at `now` reads, in percent, as `report` says the node
+    /// reports it.
+    fn cpu(&mut self, now: u64, cores: f64, report: CpuReport) -> u8 {
+        if report == CpuReport::SecondBeforeLast {
+            self.advance(now, cores);
+            let second = (now / 1_000_000) as usize;
+            if second >= 2 {
+                self.reported = percent(self.busy[second - 2], cores);
+            }
+        }
+        self.reported
+    }
+
+    /// Refreshes the reported CPU at `now` over the second before
+    /// ([`CpuReport::EverySecond`]).
+    fn refresh(&mut self, now: u64, cores: f64) {
+        self.advance(now, cores);
+        self.reported = percent(self.busy_total - self.refreshed, cores);
+        self.refreshed = self.busy_total;
     }
 }
 
@@ -587,6 +761,41 @@ pub struct Run {
     pub front_ends: Vec<FrontEnd>,
     /// Of the bursts: requests in them, and how many were rejected.
     pub burst: (u64, u64),
+    /// Every poll of every front end, warm-up included: what the law saw and held.
+    pub polls: Vec<Polled>,
+    /// Each front end's most searches in flight in each [`SLOT_US`] from the start,
+    /// warm-up included.
+    pub in_flight: Vec<Vec<u32>>,
+    /// When each front end's flood bound was first seen engaged by an arrival, in seconds
+    /// from the start (`None`: never).
+    pub flood_from: Vec<Option<f64>>,
+}
+
+/// The span of [`Run::in_flight`]'s slots, in µs.
+pub const SLOT_US: u64 = 50_000;
+
+/// One front end's poll, as the node's traces record one (`../shared/traces/`): what it
+/// read and what its law held right after.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Polled {
+    /// When, in seconds from the start.
+    pub t: f64,
+    /// Which front end.
+    pub front_end: usize,
+    /// The busiest node's CPU it read.
+    pub cpu: u8,
+    /// The most loaded node's search pool it read (active, queued), if reported.
+    pub pool: Option<(u32, u32)>,
+    /// Whether the web class is armed.
+    pub armed: bool,
+    /// The in-flight cap.
+    pub cap: f64,
+    /// Searches in flight.
+    pub in_flight: u32,
+    /// Whether the flood bound is engaged.
+    pub flooding: bool,
+    /// The refused share the law computed, in percent.
+    pub refused_percent: u8,
 }
 
 impl Run {
@@ -695,6 +904,8 @@ pub struct Scenario {
     /// The share of polls that report the busiest node's search pool (the fleet law's
     /// signal): 1 always, 0 never (a proxy that filters it).
     pub pool: f64,
+    /// What the node and the front ends do beside the law.
+    pub facts: NodeFacts,
 }
 
 impl Scenario {
@@ -711,6 +922,7 @@ impl Scenario {
             seed: 7,
             bursts: (0, Vec::new()),
             pool: 1.0,
+            facts: NodeFacts::MEASURED,
         }
     }
 }
@@ -743,6 +955,7 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
         seed,
         bursts,
         pool,
+        facts,
     } = scenario;
     let (model, seconds, warmup) = (*model, *seconds, *warmup);
     let cores = f64::from(model.cores);
@@ -797,12 +1010,16 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
         events.push(Reverse((at, sequence, event)));
     };
     push(&mut events, 0, Event::Arrival);
-    for (front_end, phase) in phases.iter().enumerate() {
-        // The monitor starts with the front end's first request: its first poll is in the
-        // second after it joins.
-        let join = (fleet.joins[front_end] * 1e6) as u64;
-        let first = (join / 1_000_000 + 1) * 1_000_000 + phase;
-        push(&mut events, first, Event::Poll { front_end });
+    // Whether each front end's monitor started.
+    let mut started = vec![false; n];
+    if !facts.poll_at_first_request {
+        for (front_end, phase) in phases.iter().enumerate() {
+            // The first poll in the second after the front end joins.
+            let join = (fleet.joins[front_end] * 1e6) as u64;
+            let first = (join / 1_000_000 + 1) * 1_000_000 + phase;
+            push(&mut events, first, Event::Poll { front_end });
+            started[front_end] = true;
+        }
     }
     for at in &bursts.1 {
         push(&mut events, (at * 1e6) as u64, Event::Burst);
@@ -810,7 +1027,22 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
     let mut nodes: Vec<Node> = (0..model.nodes)
         .map(|_| Node::new(seconds as usize))
         .collect();
+    if facts.cpu == CpuReport::EverySecond {
+        for node in 0..model.nodes {
+            push(
+                &mut events,
+                1 + rng.next_u64() % 1_000_000,
+                Event::Refresh { node },
+            );
+        }
+    }
     let mut requests: Vec<Option<Request<'_>>> = Vec::new();
+    // Each front end's connections to the cluster in use, and the searches waiting for one.
+    let connections = facts.connections.map(|per_node| per_node * model.nodes);
+    let mut connected = vec![0usize; n];
+    // The connections each front end opened so far (kept open).
+    let mut opened = vec![0usize; n];
+    let mut waiting: Vec<VecDeque<usize>> = vec![VecDeque::new(); n];
     let mut free: Vec<usize> = Vec::new();
     let mut shards = Vec::new();
     // Each front end keeps the nodes' counters from one poll to the next, as a source does.
@@ -820,8 +1052,12 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
     let mut run = Run {
         seconds: seconds - warmup,
         front_ends: vec![FrontEnd::default(); n],
+        in_flight: vec![vec![0; (end_us / SLOT_US) as usize + 1]; n],
+        flood_from: vec![None; n],
         ..Run::default()
     };
+    // Each front end's searches in flight: admitted, not yet answered.
+    let mut alive = vec![0u32; n];
     while let Some(Reverse((now, _, event))) = events.pop() {
         if now > end_us {
             break;
@@ -859,6 +1095,21 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
             if in_burst {
                 run.burst.0 += 1;
             }
+            if run.flood_from[front_end].is_none()
+                && peers[front_end].is_none()
+                && controls[front_end].admission().flooding
+            {
+                run.flood_from[front_end] = Some(t);
+            }
+            if !started[front_end] {
+                // The lazy start: the monitor starts with the first request.
+                started[front_end] = true;
+                push(
+                    &mut events,
+                    now + POLL_LATENCY_US,
+                    Event::Poll { front_end },
+                );
+            }
             let held = match &peers[front_end] {
                 Some(limiter) => limiter.try_acquire().await.map(Held::Token),
                 None => match controls[front_end].admit("/search?q=x", &clocks[front_end]) {
@@ -878,13 +1129,19 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
             if measured {
                 run.front_ends[front_end].admitted += 1;
             }
+            alive[front_end] += 1;
+            if let Some(slot) = run.in_flight[front_end].get_mut((now / SLOT_US) as usize) {
+                *slot = (*slot).max(alive[front_end]);
+            }
             model.search(&mut rng, &mut shards);
             let request = Request {
                 arrived_us: now,
                 front_end,
                 held,
                 shards: shards.clone(),
+                nodes: Vec::new(),
                 pending: shards.len(),
+                fetching: false,
             };
             let slot = if let Some(slot) = free.pop() {
                 requests[slot] = Some(request);
@@ -901,37 +1158,39 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
         }
         match event {
             Event::Dispatch { request } => {
-                // Shards on distinct nodes, from a random first one.
-                let first = (rng.next_u64() % model.nodes as u64) as usize;
-                let works = requests[request]
-                    .as_ref()
-                    .map(|r| r.shards.clone())
-                    .unwrap_or_default();
-                for (k, work) in works.into_iter().enumerate() {
-                    let index = (first + k) % model.nodes;
-                    let node = &mut nodes[index];
-                    node.advance(now, cores);
-                    let mut task = Task {
-                        request,
-                        remaining: work,
-                        queued_us: now,
-                        started_us: now,
-                    };
-                    if node.active.len() < model.threads {
-                        task.started_us = now;
-                        node.active.push(task);
-                        if let Some((at, generation)) = node.next_done(now, cores) {
+                let front_end = requests[request].as_ref().map_or(0, |r| r.front_end);
+                if connections.is_some_and(|most| connected[front_end] >= most) {
+                    waiting[front_end].push_back(request);
+                } else {
+                    connected[front_end] += 1;
+                    // Shards on distinct nodes, from a random first one.
+                    let first = (rng.next_u64() % model.nodes as u64) as usize;
+                    if let Some(r) = requests[request].as_mut() {
+                        r.nodes = (0..r.shards.len())
+                            .map(|k| (first + k) % model.nodes)
+                            .collect();
+                    }
+                    if facts.connect_us > 0.0 && connected[front_end] > opened[front_end] {
+                        // A connection to open first, at the coordinating node.
+                        opened[front_end] += 1;
+                        if let Some((at, generation)) =
+                            nodes[first].open(request, facts.connect_us, now, cores)
+                        {
                             push(
                                 &mut events,
                                 at,
                                 Event::NodeDone {
-                                    node: index,
+                                    node: first,
                                     generation,
                                 },
                             );
                         }
                     } else {
-                        node.queue.push_back(task);
+                        for (node, at, generation) in
+                            send(&mut nodes, &requests, request, now, model, facts)
+                        {
+                            push(&mut events, at, Event::NodeDone { node, generation });
+                        }
                     }
                 }
             }
@@ -951,6 +1210,15 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                         }
                     });
                     state.ran_us += ran;
+                    let mut connected_now = Vec::new();
+                    state.opening.retain(|task| {
+                        if task.remaining <= 0.5 {
+                            connected_now.push(task.request);
+                            false
+                        } else {
+                            true
+                        }
+                    });
                     while state.active.len() < model.threads {
                         match state.queue.pop_front() {
                             Some(mut task) => {
@@ -964,16 +1232,42 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                     if let Some((at, generation)) = state.next_done(now, cores) {
                         push(&mut events, at, Event::NodeDone { node, generation });
                     }
+                    for request in connected_now {
+                        for (node, at, generation) in
+                            send(&mut nodes, &requests, request, now, model, facts)
+                        {
+                            push(&mut events, at, Event::NodeDone { node, generation });
+                        }
+                    }
                     for request in finished {
-                        if let Some(r) = requests[request].as_mut() {
-                            r.pending -= 1;
-                            if r.pending == 0 {
-                                push(
-                                    &mut events,
-                                    now + model.overhead_us / 2,
-                                    Event::Answer { request },
-                                );
+                        let Some(r) = requests[request].as_mut() else {
+                            continue;
+                        };
+                        r.pending -= 1;
+                        if r.pending > 0 {
+                            continue;
+                        }
+                        if !r.fetching && facts.fetch_share > 0.0 {
+                            // Every shard's query is done: the fetch tasks queue.
+                            r.fetching = true;
+                            r.pending = r.shards.len();
+                            for (node, at, generation) in
+                                send(&mut nodes, &requests, request, now, model, facts)
+                            {
+                                push(&mut events, at, Event::NodeDone { node, generation });
                             }
+                            continue;
+                        }
+                        // Answered: its connection serves the next search waiting for one.
+                        let front_end = r.front_end;
+                        push(
+                            &mut events,
+                            now + model.overhead_us / 2,
+                            Event::Answer { request },
+                        );
+                        connected[front_end] -= 1;
+                        if let Some(next) = waiting[front_end].pop_front() {
+                            push(&mut events, now, Event::Dispatch { request: next });
                         }
                     }
                 }
@@ -983,6 +1277,7 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                     continue;
                 };
                 free.push(request);
+                alive[done.front_end] -= 1;
                 let arrived = done.arrived_us as f64 / 1e6;
                 if arrived >= warmup {
                     run.latencies.push((arrived, now - done.arrived_us));
@@ -1000,22 +1295,15 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                 }
             }
             Event::Poll { front_end } => {
-                // Every node refreshes its CPU figure once a second, over the second before
-                // last; the poll keeps the busiest. The most loaded search pool (running and
-                // waiting tasks per thread) is read at this instant.
-                let second = (now / 1_000_000) as usize;
+                // Every node reports its CPU as `facts.cpu` says; the poll keeps the busiest.
+                // The most loaded search pool (running and waiting tasks per thread) is read
+                // at this instant.
                 let mut busiest = 0u8;
                 let mut loaded: Option<SearchPool> = None;
                 let tracker = &trackers[front_end];
                 tracker.start_poll();
                 for (index, node) in nodes.iter_mut().enumerate() {
-                    node.advance(now, cores);
-                    if second >= 2 {
-                        let percent = (node.busy[second - 2] / (cores * 1e6) * 100.0)
-                            .round()
-                            .min(100.0) as u8;
-                        busiest = busiest.max(percent);
-                    }
+                    busiest = busiest.max(node.cpu(now, cores, facts.cpu));
                     let here = SearchPool::new(
                         u32::try_from(model.threads).unwrap_or(u32::MAX),
                         u32::try_from(node.active.len()).unwrap_or(u32::MAX),
@@ -1034,22 +1322,38 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                     sample = sample.with_search_pool(loaded);
                 }
                 sinks[front_end].on_sample(clocks[front_end].now(), &sample);
+                let a = controls[front_end].admission();
+                let polled = Polled {
+                    t,
+                    front_end,
+                    cpu: busiest,
+                    pool: sample.search_pool.map(|p| (p.active, p.queue)),
+                    armed: a.armed_web,
+                    cap: f64::from(a.cap_hundredths) / 100.0,
+                    in_flight: a.in_flight,
+                    flooding: a.flooding,
+                    refused_percent: a.refused_percent,
+                };
                 if trace {
-                    let a = controls[front_end].admission();
                     eprintln!(
                         "t {t:6.2} fe {front_end} cpu {busiest:3} pool {:?} armed {} cap {:6.2} in {:3} refused {:3}% flood {}",
-                        sample.search_pool.map(|p| (p.active, p.queue)),
-                        a.armed_web,
-                        f64::from(a.cap_hundredths) / 100.0,
-                        a.in_flight,
-                        a.refused_percent,
-                        a.flooding
+                        polled.pool,
+                        polled.armed,
+                        polled.cap,
+                        polled.in_flight,
+                        polled.refused_percent,
+                        polled.flooding
                     );
                 }
+                run.polls.push(polled);
                 if front_end == 0 {
                     run.cpu.push(busiest);
                 }
                 push(&mut events, now + 1_000_000, Event::Poll { front_end });
+            }
+            Event::Refresh { node } => {
+                nodes[node].refresh(now, cores);
+                push(&mut events, now + 1_000_000, Event::Refresh { node });
             }
             Event::Arrival | Event::Burst => {}
         }
@@ -1057,6 +1361,43 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
     // Requests still in the cluster keep their permits until here.
     drop(requests);
     run
+}
+
+/// Sends `request`'s tasks of its current phase to their nodes at `now`: the nodes whose
+/// next completion changed, with when and its generation.
+fn send(
+    nodes: &mut [Node],
+    requests: &[Option<Request<'_>>],
+    request: usize,
+    now: u64,
+    model: Model,
+    facts: &NodeFacts,
+) -> Vec<(usize, u64, u64)> {
+    let Some(r) = requests[request].as_ref() else {
+        return Vec::new();
+    };
+    let share = if facts.fetch_share <= 0.0 {
+        1.0
+    } else if r.fetching {
+        facts.fetch_share
+    } else {
+        1.0 - facts.fetch_share
+    };
+    let mut done = Vec::new();
+    for (&index, &work) in r.nodes.iter().zip(&r.shards) {
+        let task = Task {
+            request,
+            remaining: (work * share).max(1.0),
+            queued_us: now,
+            started_us: now,
+        };
+        if let Some((at, generation)) =
+            nodes[index].take(task, now, f64::from(model.cores), model.threads)
+        {
+            done.push((index, at, generation));
+        }
+    }
+    done
 }
 
 /// A scenario's runs at several factors of `1x`, steady, for one seed.
