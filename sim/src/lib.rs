@@ -553,6 +553,8 @@ enum Event {
     Arrival,
     /// A burst of requests arrives at front end 0 at once.
     Burst,
+    /// One request of a burst spread over time arrives at front end 0.
+    BurstOne,
     /// A request leaves its front end for the cluster: it takes a connection, or waits for
     /// one.
     Dispatch { request: usize },
@@ -901,6 +903,10 @@ pub struct Scenario {
     pub seed: u64,
     /// Bursts of this many requests at once to front end 0, at these times (s).
     pub bursts: (u64, Vec<f64>),
+    /// Over how many seconds a burst's requests arrive, evenly (0: all at once, as a client
+    /// that opens its connections first and then sends every request sends them; a
+    /// generator's workers or `xargs -P` spread them over hundreds of milliseconds).
+    pub burst_spread: f64,
     /// The share of polls that report the busiest node's search pool (the fleet law's
     /// signal): 1 always, 0 never (a proxy that filters it).
     pub pool: f64,
@@ -921,6 +927,7 @@ impl Scenario {
             warmup: 10.0,
             seed: 7,
             bursts: (0, Vec::new()),
+            burst_spread: 0.0,
             pool: 1.0,
             facts: NodeFacts::MEASURED,
         }
@@ -954,6 +961,7 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
         warmup,
         seed,
         bursts,
+        burst_spread,
         pool,
         facts,
     } = scenario;
@@ -1022,7 +1030,14 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
         }
     }
     for at in &bursts.1 {
-        push(&mut events, (at * 1e6) as u64, Event::Burst);
+        if *burst_spread > 0.0 {
+            for k in 0..bursts.0 {
+                let offset = burst_spread * k as f64 / bursts.0 as f64;
+                push(&mut events, ((at + offset) * 1e6) as u64, Event::BurstOne);
+            }
+        } else {
+            push(&mut events, (at * 1e6) as u64, Event::Burst);
+        }
     }
     let mut nodes: Vec<Node> = (0..model.nodes)
         .map(|_| Node::new(seconds as usize))
@@ -1085,6 +1100,7 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                 }
             }
             Event::Burst => vec![(0, true); bursts.0 as usize],
+            Event::BurstOne => vec![(0, true)],
             _ => Vec::new(),
         };
         for (front_end, in_burst) in arrivals {
@@ -1355,7 +1371,7 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                 nodes[node].refresh(now, cores);
                 push(&mut events, now + 1_000_000, Event::Refresh { node });
             }
-            Event::Arrival | Event::Burst => {}
+            Event::Arrival | Event::Burst | Event::BurstOne => {}
         }
     }
     // Requests still in the cluster keep their permits until here.
