@@ -4,19 +4,15 @@
 
 use core::time::Duration;
 
+use super::cap::{self, MIN_FINE, ceiling};
 use super::law::Law;
+use super::step::{Poll, PollState};
 use super::window::Window;
 use crate::Instant;
 use crate::atomic::{AtomicU32, Ordering};
 use crate::node_stats::SearchPool;
-
-/// The least cap of the fleet law, in 1/256ths of a request: one request an eighth of the
-/// time.
-const MIN_FINE: u32 = 32;
-/// Polls in a row without the search pool that keep the fleet law as it was (the cap
-/// unchanged, the counts kept for the next poll that has it), before the law without the
-/// pool takes over.
-const POOL_GRACE: u32 = 3;
+use core::cell::Cell;
+use embassy_sync::blocking_mutex::CriticalSectionMutex;
 
 /// Buckets in a row the in-flight count must grow, each time by more than noise, before a
 /// class below saturation is bounded as a flood.
@@ -38,24 +34,6 @@ const FLOOD_STRETCH: u64 = 8;
 #[inline]
 fn probing(now: Instant) -> bool {
     now.as_millis() % 10_000 < 200
-}
-
-/// The ceiling of `cap`, `2 cap + ⌈3 √(2 cap)⌉`: twice the cap and three standard
-/// deviations of a Poisson count of that mean, room for a load that doubles.
-#[inline]
-pub(crate) const fn ceiling(cap: u32) -> u32 {
-    let twice = cap.saturating_mul(2);
-    twice.saturating_add(deviations(twice))
-}
-
-/// Three standard deviations of a Poisson count of mean `mean`, rounded up:
-/// `ceil(3 sqrt(mean))`.
-#[inline]
-const fn deviations(mean: u32) -> u32 {
-    // 3 sqrt(x) = sqrt(9 x).
-    let nine = mean.saturating_mul(9);
-    let root = nine.isqrt();
-    if root * root < nine { root + 1 } else { root }
 }
 
 /// How many buckets the flood bound holds for with polls every `interval`: two intervals
@@ -122,10 +100,8 @@ pub(crate) struct Limiter {
     initial: AtomicU32,
     /// Whether the cap comes from completions (else it is the initial one).
     learned: AtomicU32,
-    /// Completions in all (wrapping), and the counts at the last poll that took them.
+    /// Completions in all (wrapping).
     completed: AtomicU32,
-    completed_seen: AtomicU32,
-    refused_seen: AtomicU32,
     /// The bucket the cap was last learnt in (0: never): a cap older than the window is
     /// not used, the initial one is (without the pool).
     learned_at: AtomicU32,
@@ -139,32 +115,18 @@ pub(crate) struct Limiter {
     flood: AtomicU32,
     flood_held: AtomicU32,
     flood_hold: AtomicU32,
-    /// The busiest node's CPU, smoothed ([`Law::smooth`]), in thousandths of a percent
-    /// (`u32::MAX`: none yet), and whether it says the cluster is saturated.
-    cpu: AtomicU32,
-    saturated: AtomicU32,
-    /// Whether the last poll found a class bounded: the first bounded poll after an
-    /// unbounded one is where the cap starts.
-    bounded: AtomicU32,
-    /// Whether the fleet law holds (a poll reported the search pool within the grace),
-    /// and how many polls in a row came without it.
+    /// Whether the fleet law holds, as the last poll left it ([`PollState::fleet`]): the
+    /// request path reads it.
     fleet: AtomicU32,
-    missed: AtomicU32,
-    /// The last poll's search pool: threads, active, queue, mean active and mean queue in
-    /// thousandths (`u32::MAX`: none), for the stats.
-    pool: [AtomicU32; 5],
-    refused_percent: AtomicU32,
+    /// What only the poll touches, under the poll's lock: requests never take it.
+    poll: CriticalSectionMutex<Cell<PollState>>,
     window: Window,
-    /// The price of [`super::law::Rule::Price`], in thousandths.
-    price: AtomicU32,
     /// The recent peak of the in-flight count.
     peak: AtomicU32,
     /// The flood bound's cap, in 1/256ths, fixed when it engages.
     flood_cap: AtomicU32,
     law: Law,
 }
-
-const NONE: u32 = u32::MAX;
 
 impl Limiter {
     pub(crate) const fn new(initial: u32, interval: Duration, law: Law) -> Limiter {
@@ -176,8 +138,6 @@ impl Limiter {
             initial: AtomicU32::new(initial),
             learned: AtomicU32::new(0),
             completed: AtomicU32::new(0),
-            completed_seen: AtomicU32::new(0),
-            refused_seen: AtomicU32::new(0),
             learned_at: AtomicU32::new(0),
             last_inflight: AtomicU32::new(0),
             growing: AtomicU32::new(0),
@@ -185,21 +145,9 @@ impl Limiter {
             flood: AtomicU32::new(0),
             flood_held: AtomicU32::new(0),
             flood_hold: AtomicU32::new(flood_hold(interval)),
-            cpu: AtomicU32::new(NONE),
-            saturated: AtomicU32::new(0),
-            bounded: AtomicU32::new(0),
             fleet: AtomicU32::new(0),
-            missed: AtomicU32::new(0),
-            pool: [
-                AtomicU32::new(NONE),
-                AtomicU32::new(0),
-                AtomicU32::new(0),
-                AtomicU32::new(NONE),
-                AtomicU32::new(NONE),
-            ],
-            refused_percent: AtomicU32::new(0),
+            poll: CriticalSectionMutex::new(Cell::new(PollState::NEW)),
             window: Window::new(),
-            price: AtomicU32::new(0),
             peak: AtomicU32::new(0),
             flood_cap: AtomicU32::new(0),
             law,
@@ -216,7 +164,7 @@ impl Limiter {
     /// Whether the busiest node's CPU says the cluster is saturated.
     #[inline]
     pub(crate) fn saturated(&self) -> bool {
-        self.saturated.load(Ordering::Relaxed) != 0
+        self.poll.lock(|state| state.get().saturated)
     }
 
     /// What bounds a new request at `now` (`None`: no clock, no probe and no fraction)
@@ -238,10 +186,7 @@ impl Limiter {
         {
             fine = self.initial.load(Ordering::Relaxed).saturating_mul(256);
         }
-        // The first `frac` milliseconds of every 256: the allowed concurrency averages the
-        // fraction, whatever the arrival rate.
-        let extra = now.is_some_and(|now| ((now.as_millis() % 256) as u32) < (fine & 0xFF));
-        let mut cap = (fine >> 8) + u32::from(extra);
+        let mut cap = cap::at(fine, now);
         if !fleet && now.is_some_and(probing) {
             cap = (cap / 2).max(self.initial.load(Ordering::Relaxed));
         }
@@ -251,8 +196,7 @@ impl Limiter {
             // A flood: room for twice what the completions supported before it (the
             // backlog drains down to it first, since nothing is admitted above it).
             let twice = self.flood_cap.load(Ordering::Relaxed).max(MIN_FINE);
-            let extra = now.is_some_and(|now| ((now.as_millis() % 256) as u32) < (twice & 0xFF));
-            Bound::Flood((twice >> 8) + u32::from(extra))
+            Bound::Flood(cap::at(twice, now))
         }
     }
 
@@ -429,155 +373,37 @@ impl Limiter {
     }
 
     /// A poll: the busiest node's CPU, its search pool (`None`: the poll did not report
-    /// one) and whether a class is `armed`. While a class is armed (or a flood bounded),
-    /// the law ([`Law`]) moves the cap once, from the share of this front end's demand it
-    /// refused since the last poll and the busiest node's load per core (tasks run and
-    /// waiting on average since; its snapshot when the node reports no means) against the
-    /// operating point, within what the node's CPU says. A front end that had no demand
-    /// keeps its cap, and one with more in flight than the ceiling of its cap (a backlog
-    /// draining) does not shrink it further.
+    /// one) and whether a class is `armed`. The law's step ([`Law::step`]) runs under the
+    /// poll's lock on a snapshot of what the requests share with it, and what it changes
+    /// is stored back: the cap, the flood bound released, the cap learnt, the fleet law.
     pub(crate) fn on_poll(&self, armed: bool, cpu: u8, pool: Option<SearchPool>) {
-        let law = &self.law;
-        let before = self.cpu.load(Ordering::Relaxed);
-        let before = if before == NONE {
-            -1.0
-        } else {
-            f64::from(before) / 1000.0
-        };
-        let cpu = law.smooth(before, cpu);
-        self.cpu.store((cpu * 1000.0) as u32, Ordering::Relaxed);
-        let saturated = law.saturated == 0 || cpu >= f64::from(law.saturated);
-        self.saturated
-            .store(u32::from(saturated), Ordering::Relaxed);
-        match pool {
-            Some(pool) => {
-                self.missed.store(0, Ordering::Relaxed);
-                self.fleet.store(1, Ordering::Relaxed);
-                let fields = [
-                    pool.threads.min(NONE - 1),
-                    pool.active,
-                    pool.queue,
-                    pool.mean_active_milli.unwrap_or(NONE),
-                    pool.mean_queue_milli.unwrap_or(NONE),
-                ];
-                for (slot, value) in self.pool.iter().zip(fields) {
-                    slot.store(value, Ordering::Relaxed);
-                }
+        self.poll.lock(|cell| {
+            let poll = Poll {
+                armed,
+                cpu,
+                pool,
+                completed: self.completed.load(Ordering::Relaxed),
+                refused: self.refused.0.load(Ordering::Relaxed),
+                in_flight: self.inflight.0.load(Ordering::Relaxed),
+                peak: self.peak.load(Ordering::Relaxed),
+                fine: self.fine.load(Ordering::Relaxed),
+                flooding: self.flooding(),
+            };
+            let step = self.law.step(&cell.get(), &poll);
+            cell.set(step.state);
+            self.fleet
+                .store(u32::from(step.state.fleet), Ordering::Relaxed);
+            if step.release {
+                self.flood_until.store(0, Ordering::Relaxed);
+                self.flood.store(0, Ordering::Relaxed);
             }
-            None => {
-                let missed = self
-                    .missed
-                    .fetch_add(1, Ordering::Relaxed)
-                    .saturating_add(1);
-                if self.fleet() && missed <= POOL_GRACE {
-                    // A poll without the pool: the law holds as it was, and the counts wait
-                    // for the next poll that has it.
-                    return;
-                }
-                self.fleet.store(0, Ordering::Relaxed);
-                self.pool[0].store(NONE, Ordering::Relaxed);
+            if let Some(fine) = step.fine {
+                self.fine.store(fine, Ordering::Relaxed);
             }
-        }
-        let (demand, refused) = self.take_counts();
-        let bounded = armed || self.flooding();
-        let was_bounded = self.bounded.swap(u32::from(bounded), Ordering::Relaxed) != 0;
-        let Some(pool) = pool else {
-            // Without the pool the cap follows the completions (Little's law) alone.
-            return;
-        };
-        if !bounded {
-            self.price.store(0, Ordering::Relaxed);
-            return;
-        }
-        let load = f64::from(pool.load_per_core_milli().unwrap_or_else(|| {
-            let now =
-                (u64::from(pool.active) + u64::from(pool.queue)) * 1000 / u64::from(pool.cores());
-            u32::try_from(now).unwrap_or(u32::MAX)
-        })) / 1000.0;
-        let error = law.error(load, cpu);
-        let held = self.inflight.0.load(Ordering::Relaxed);
-        let fine = self.fine.load(Ordering::Relaxed);
-        let mut flooding = self.flooding();
-        let mut released = false;
-        let queued_now = u64::from(pool.active) + u64::from(pool.queue);
-        let idle_now = (queued_now as f64) < f64::from(law.target) * f64::from(pool.cores());
-        if flooding && error < 0.0 && idle_now {
-            // The busiest node's pool is below the operating point, on average since the
-            // last poll and now: what looked like a flood (a run of arrivals, latencies
-            // stretched by a spread of costs) is not loading the cluster. Released, and the cap seeded as if the class had just armed.
-            self.flood_until.store(0, Ordering::Relaxed);
-            self.flood.store(0, Ordering::Relaxed);
-            flooding = false;
-            released = true;
-            if !armed {
-                self.bounded.store(0, Ordering::Relaxed);
-                return;
+            if step.learned {
+                self.learned.store(1, Ordering::Relaxed);
             }
-        }
-        if !was_bounded || released {
-            if (error < 0.0 || !saturated) && !flooding {
-                // Armed below the operating point or below saturation: the cap starts at
-                // the ceiling of what the completions gave or of the recent peak in flight,
-                // room for twice the arrivals that kept up so far, and the law brings it
-                // down if the load builds.
-                let peak = self.peak.load(Ordering::Relaxed);
-                self.fine.store(
-                    ceiling((fine >> 8).max(peak).max(1)).saturating_mul(256),
-                    Ordering::Relaxed,
-                );
-            }
-            self.learned.store(1, Ordering::Relaxed);
-            return;
-        }
-        if demand == 0 {
-            // No traffic of its own: nothing to learn about its share.
-            return;
-        }
-        let mut price = f64::from(self.price.load(Ordering::Relaxed)) / 1000.0;
-        let mut factor = law.factor(refused, error, load, &pool, &mut price);
-        self.price.store((price * 1000.0) as u32, Ordering::Relaxed);
-        if factor < 1.0 && held > ceiling((fine >> 8).max(1)) {
-            // More in flight than the cap admits: a backlog draining, which a smaller cap
-            // would not drain faster.
-            factor = 1.0;
-        }
-        // Growth never beyond the ceiling of what is in flight or allowed now, as Little's
-        // law's: refusals come from requests that found the cap full.
-        // Nor beyond the ceiling of the recent peak in flight: a cap that grows while
-        // nothing fills it (armed below saturation) would take many polls to come down when
-        // the load steps up.
-        let peak = self.peak.load(Ordering::Relaxed);
-        let bound = f64::from(ceiling(held.max(peak).max(1))) * 256.0;
-        let next = f64::from(fine) * factor;
-        let next = if factor > 1.0 {
-            next.min(bound.max(f64::from(fine)))
-        } else {
-            next
-        };
-        // Within `MIN_FINE..=u32::MAX` by the clamps, so the conversion is exact enough.
-        self.fine
-            .store(next.max(f64::from(MIN_FINE)) as u32, Ordering::Relaxed);
-        self.learned.store(1, Ordering::Relaxed);
-    }
-
-    /// The demand (completions and refusals) since the last poll that took it, and the
-    /// share of it refused.
-    fn take_counts(&self) -> (u32, f64) {
-        let completed = self.completed.load(Ordering::Relaxed);
-        let completed_since =
-            completed.wrapping_sub(self.completed_seen.swap(completed, Ordering::Relaxed));
-        let refused = self.refused.0.load(Ordering::Relaxed);
-        let refused_since =
-            refused.wrapping_sub(self.refused_seen.swap(refused, Ordering::Relaxed));
-        let demand = refused_since.saturating_add(completed_since);
-        let unmet = if demand > 0 {
-            f64::from(refused_since) / f64::from(demand)
-        } else {
-            0.0
-        };
-        self.refused_percent
-            .store((unmet * 100.0) as u32, Ordering::Relaxed);
-        (demand, unmet)
+        });
     }
 
     /// A new poll interval: the flood bound holds for two of them and a second.
@@ -588,26 +414,13 @@ impl Limiter {
 
     /// What the last poll told the law.
     pub(crate) fn reading(&self) -> PollReading {
-        let threads = self.pool[0].load(Ordering::Relaxed);
-        let pool = (threads != NONE).then(|| {
-            let mut pool = SearchPool::new(
-                threads,
-                self.pool[1].load(Ordering::Relaxed),
-                self.pool[2].load(Ordering::Relaxed),
-            );
-            let (active, queue) = (
-                self.pool[3].load(Ordering::Relaxed),
-                self.pool[4].load(Ordering::Relaxed),
-            );
-            if active != NONE && queue != NONE {
-                pool = pool.with_means(active, queue);
+        self.poll.lock(|state| {
+            let state = state.get();
+            PollReading {
+                pool: state.pool,
+                refused_percent: state.refused_percent,
             }
-            pool
-        });
-        PollReading {
-            pool,
-            refused_percent: self.refused_percent.load(Ordering::Relaxed).min(100) as u8,
-        }
+        })
     }
 
     /// A new initial cap (and the cap, if nothing was learnt yet; without the cluster's
@@ -666,21 +479,6 @@ mod tests {
             SearchPool::new(2, 2, 0)
                 .with_means(load_milli.min(1000), load_milli.saturating_sub(1000)),
         )
-    }
-
-    #[test]
-    fn the_ceiling_is_twice_the_cap_and_three_deviations() {
-        for (cap, ceiling_) in [
-            (0, 0),
-            (1, 7),
-            (2, 10),
-            (4, 17),
-            (8, 28),
-            (50, 130),
-            (u32::MAX, u32::MAX),
-        ] {
-            assert_eq!(ceiling(cap), ceiling_, "{cap}");
-        }
     }
 
     #[test]

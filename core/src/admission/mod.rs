@@ -136,8 +136,10 @@
 //! dropped, a clock read, a decrement and two additions to its bucket; abandoned, a
 //! decrement. The poll's arithmetic runs on the monitor, once a second.
 
+mod cap;
 mod law;
 mod limit;
+mod step;
 mod window;
 
 #[doc(hidden)]
