@@ -137,6 +137,8 @@
 //! decrement. The poll's arithmetic runs on the monitor, once a second.
 
 mod cap;
+mod count;
+mod flood;
 mod law;
 mod limit;
 mod step;

@@ -1,4 +1,4 @@
-//! The limit mode's side of [`LoadControl`] ([`AdmissionMode::Limit`]): admission with a
+//! The limit mode's side of [`LoadControl`] ([`crate::AdmissionMode::Limit`]): admission with a
 //! permit, the in-flight count, and the state the fleet law reads. Fess's mode and the
 //! signal side are in the parent module; the counting itself is [`crate::admission`]'s.
 

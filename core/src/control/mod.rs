@@ -5,7 +5,7 @@ use core::fmt;
 
 use embassy_sync::blocking_mutex::CriticalSectionMutex;
 
-use crate::admission::{Law, Limiter};
+use crate::admission::{Bound, Law, Limiter};
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use crate::policy::{Hysteresis, Outcome, Signal, SignalPolicy};
 use crate::{
@@ -391,7 +391,7 @@ impl LoadControl {
                     "now armed (monitor mode: still admitted)",
                     Bound::Cap(self.limiter.cap()),
                 ),
-                (false, _) => ("disarmed", Bound::FloodOnly),
+                (false, _) => ("disarmed", Bound::None),
             };
             match cpu {
                 Some(cpu) => log::info!(
@@ -567,21 +567,6 @@ impl fmt::Debug for LoadControl {
             .field("rejected_api", &self.rejected(Route::Api))
             .field("admission", &self.admission())
             .finish_non_exhaustive()
-    }
-}
-
-/// What a request of a class meets in the limit mode, for the transition log line.
-enum Bound {
-    Cap(u32),
-    FloodOnly,
-}
-
-impl fmt::Display for Bound {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Bound::Cap(cap) => write!(f, "in-flight cap {cap}"),
-            Bound::FloodOnly => f.write_str("no in-flight bound but the flood bound"),
-        }
     }
 }
 

@@ -1,0 +1,180 @@
+//! Tests of [`super`]: the law poll by poll, from a fresh state.
+
+use super::*;
+
+/// A one-core node (two threads) with `load_milli` tasks per core on average since the
+/// last poll, and as many now.
+fn node(load_milli: u32) -> Option<SearchPool> {
+    let now = load_milli / 1000;
+    Some(
+        SearchPool::new(2, now.min(2), now.saturating_sub(2))
+            .with_means(load_milli.min(1000), load_milli.saturating_sub(1000)),
+    )
+}
+
+fn poll(armed: bool, cpu: u8, pool: Option<SearchPool>, fine: u32) -> Poll {
+    Poll {
+        armed,
+        cpu,
+        pool,
+        completed: 0,
+        refused: 0,
+        in_flight: 0,
+        peak: 0,
+        fine,
+        flooding: false,
+    }
+}
+
+/// Runs `polls` in order from a fresh state, carrying the cap and the counts on.
+fn run(polls: &[Poll]) -> (PollState, Vec<Step>) {
+    let law = Law::DEFAULT;
+    let mut state = PollState::NEW;
+    let mut steps = Vec::new();
+    let mut fine = polls.first().map_or(0, |p| p.fine);
+    for poll in polls {
+        let poll = Poll { fine, ..*poll };
+        let step = law.step(&state, &poll);
+        state = step.state;
+        fine = step.fine.unwrap_or(fine);
+        steps.push(step);
+    }
+    (state, steps)
+}
+
+#[test]
+fn unbounded_the_poll_only_reads_and_takes_the_counts() {
+    let (state, steps) = run(&[Poll {
+        completed: 30,
+        refused: 10,
+        ..poll(false, 99, node(3_000), 8 * 256)
+    }]);
+    assert_eq!(steps[0].fine, None);
+    assert!(!steps[0].learned && !steps[0].release);
+    assert!(state.fleet && state.saturated && !state.bounded);
+    assert_eq!((state.completed_seen, state.refused_seen), (30, 10));
+    assert_eq!(state.refused_percent, 25);
+    assert_eq!(state.cpu_milli, Some(99_000));
+}
+
+/// Arming below saturation starts the cap at the ceiling of the cap or of the recent
+/// peak; arming above the operating point leaves it where it is.
+#[test]
+fn arming_starts_the_cap_by_where_the_node_is() {
+    let (_, steps) = run(&[Poll {
+        peak: 12,
+        ..poll(true, 50, node(500), 4 * 256)
+    }]);
+    // ceiling(max(4, 12)) = 24 + ceil(3 sqrt 24) = 24 + 15 = 39.
+    assert_eq!(steps[0].fine, Some(39 * 256));
+    assert!(steps[0].learned);
+    let (_, steps) = run(&[poll(true, 99, node(3_000), 4 * 256)]);
+    assert_eq!(
+        steps[0].fine, None,
+        "saturated, over the point: from where it is"
+    );
+    assert!(steps[0].learned);
+}
+
+/// Armed, a poll moves the cap by the refused share less the error; with no demand it
+/// stays; with a backlog over the ceiling it does not shrink; never below an eighth.
+#[test]
+fn armed_the_cap_moves_by_the_refused_share_less_the_error() {
+    let fine = 10 * 256;
+    let at = |completed: u32, refused: u32, in_flight: u32, load: u32| Poll {
+        completed,
+        refused,
+        in_flight,
+        peak: 40,
+        ..poll(true, 99, node(load), fine)
+    };
+    // 1 + 0.5 - (2 - 1.25) = 0.75.
+    let (_, steps) = run(&[at(0, 0, 0, 1_250), at(10, 10, 0, 2_000)]);
+    assert_eq!(steps[1].fine, Some((f64::from(fine) * 0.75) as u32));
+    // No demand since the last poll: left alone.
+    let (_, steps) = run(&[at(10, 10, 0, 1_250), at(10, 10, 0, 9_000)]);
+    assert_eq!(steps[1].fine, None);
+    assert!(!steps[1].learned);
+    // A backlog above the ceiling of the cap (34 for 10): it does not shrink.
+    let (_, steps) = run(&[at(0, 0, 0, 1_250), at(10, 0, 35, 9_000)]);
+    assert_eq!(steps[1].fine, Some(fine));
+    let (_, steps) = run(&[at(0, 0, 0, 1_250), at(10, 0, 34, 9_000)]);
+    assert_eq!(steps[1].fine, Some((f64::from(fine) / 1.4) as u32));
+    // Far over, poll after poll: down to an eighth of a request, not to nothing.
+    let mut polls = vec![at(0, 0, 0, 1_250)];
+    polls.extend((1..40).map(|n| at(n, 0, 0, 9_000)));
+    let (_, steps) = run(&polls);
+    assert_eq!(steps.last().unwrap().fine, Some(MIN_FINE));
+}
+
+/// Growth stops at the ceiling of what is in flight or of the recent peak.
+#[test]
+fn growth_stops_at_the_ceiling_of_the_peak() {
+    let armed = |completed: u32, refused: u32| Poll {
+        completed,
+        refused,
+        in_flight: 2,
+        peak: 3,
+        ..poll(true, 99, node(1_250), 16 * 256)
+    };
+    // Half refused at the operating point: 1.5, clamped to 1.4, but the ceiling of 3 is
+    // 6 + 8 = 14, under the cap of 16: it stays.
+    let (_, steps) = run(&[armed(0, 0), armed(10, 10)]);
+    assert_eq!(steps[1].fine, Some(16 * 256));
+}
+
+/// A poll without the pool holds the fleet law for three polls (nothing changes, the
+/// counts wait), then the law without the pool takes over.
+#[test]
+fn without_the_pool_the_law_holds_for_the_grace() {
+    let mut polls = vec![poll(true, 99, node(1_250), 8 * 256)];
+    polls.extend((0..4).map(|n| Poll {
+        completed: 10 * (n + 1),
+        ..poll(true, 99, None, 8 * 256)
+    }));
+    let (state, steps) = run(&polls);
+    for step in &steps[1..4] {
+        assert!(step.state.fleet);
+        assert_eq!(step.state.completed_seen, 0, "the counts wait");
+        assert_eq!(step.fine, None);
+    }
+    assert!(!state.fleet, "the fourth miss ends it");
+    assert_eq!(state.pool, None);
+    assert_eq!(state.completed_seen, 40);
+    assert_eq!(steps[4].fine, None, "the window's cap, not the law's");
+}
+
+/// A flood bound over a node below the operating point is released; disarmed, the
+/// class is unbounded again; armed, the cap starts as at arming.
+#[test]
+fn a_flood_over_an_idle_node_is_released() {
+    let flood = |armed: bool| Poll {
+        flooding: true,
+        peak: 5,
+        ..poll(armed, 20, node(300), 2 * 256)
+    };
+    let (state, steps) = run(&[flood(false)]);
+    assert!(steps[0].release);
+    assert!(!state.bounded && !steps[0].learned);
+    assert_eq!(steps[0].fine, None);
+    let (_, steps) = run(&[flood(true)]);
+    assert!(steps[0].release && steps[0].learned);
+    // ceiling(max(2, 5)) = 10 + ceil(3 sqrt 10) = 10 + 10 = 20.
+    assert_eq!(steps[0].fine, Some(20 * 256));
+    // Over a busy node it holds.
+    let (_, steps) = run(&[Poll {
+        pool: node(3_000),
+        cpu: 99,
+        ..flood(false)
+    }]);
+    assert!(!steps[0].release);
+}
+
+#[test]
+fn the_cpu_is_smoothed_across_polls() {
+    let (state, _) = run(&[poll(false, 100, None, 256), poll(false, 60, None, 256)]);
+    // 0.15 x 60 + 0.85 x 100 = 94: still saturated.
+    let cpu = state.cpu_milli.unwrap();
+    assert!((93_990..=94_000).contains(&cpu), "{cpu}");
+    assert!(state.saturated);
+}
