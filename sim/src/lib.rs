@@ -42,7 +42,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use congestion_limiter::limiter::{DefaultLimiter, Limiter, Outcome, Token};
-use load_core::admission::Law;
+use load_core::admission::{Law, Start};
 use load_core::monitor::{ClusterSink, Sink};
 use load_core::node_stats::{PoolCounters, PoolTracker, SearchPool};
 use load_core::{
@@ -111,6 +111,16 @@ pub struct NodeFacts {
 /// from -0.9 to 11.5 over ten runs; `sim/tests/onset.rs` computes it from the fixtures and
 /// holds this to it).
 pub const CONNECT_US: f64 = 4_800.0;
+
+/// The law the node ran when its traces (`sim/fixtures/traces-af42c7f/`) and its first short
+/// loops were taken: the first operating-point law (165a8a2), the cap started with room and
+/// the operating point at 1.25 tasks per core. The tests that hold the model to those runs
+/// run it.
+pub const TRACED: Law = Law {
+    start: Start::Room,
+    slack: 0.0,
+    ..Law::DEFAULT
+};
 
 /// How long a poll of the node stats takes to read, in µs: the pool and CPU it reports are
 /// the node's at its start plus this.

@@ -144,6 +144,19 @@ fn p99_between(run: &Run, from: f64, until: f64) -> f64 {
 /// ends doing what `facts` says.
 #[must_use]
 pub fn short_loop(model: Model, fleet: usize, seed: u64, facts: NodeFacts) -> Loop {
+    short_loop_of(model, fleet, seed, facts, Policy::Limit)
+}
+
+/// [`short_loop`] with `limit` in the limit mode's place (a design of the law, on the same
+/// arrivals as the limit mode's).
+#[must_use]
+pub fn short_loop_of(
+    model: Model,
+    fleet: usize,
+    seed: u64,
+    facts: NodeFacts,
+    limit: Policy,
+) -> Loop {
     let setup = Setup {
         model,
         fleet,
@@ -163,7 +176,7 @@ pub fn short_loop(model: Model, fleet: usize, seed: u64, facts: NodeFacts) -> Lo
         slo_us: 10.0 * quiet.percentile(0.5),
         excess_1x: (1.0 - off_1x.served() / model.one_x()).max(0.0),
     };
-    let modes = [Policy::Limit, Policy::Vegas];
+    let modes = [limit, Policy::Vegas];
     let steps: Vec<Vec<Run>> = modes
         .iter()
         .enumerate()

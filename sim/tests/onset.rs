@@ -12,7 +12,9 @@
 
 use std::path::Path;
 
-use load_sim::{CONNECT_US, Fleet, Model, NodeFacts, Policy, Polled, Run, Scenario, simulate};
+use load_sim::{
+    CONNECT_US, Fleet, Model, NodeFacts, Policy, Polled, Run, Scenario, TRACED, simulate,
+};
 use serde_json::Value;
 
 /// One front end's onset, from a node's trace or the model's polls.
@@ -122,7 +124,8 @@ fn model_onsets(run: &Run, fleet: usize) -> Vec<Onset> {
         .collect()
 }
 
-/// The model's runs of the traces' shape: one core, the heavy searches, 1 and 2 front ends,
+/// The model's runs of the traces' shape, on the law the node ran ([`TRACED`]): one core,
+/// the heavy searches, 1 and 2 front ends,
 /// 2x, 3x and 4x from quiet, four seeds each.
 fn model_runs(facts: NodeFacts) -> Vec<Traced> {
     let model = Model::ONE_CORE;
@@ -135,7 +138,7 @@ fn model_runs(facts: NodeFacts) -> Vec<Traced> {
                     warmup: 0.0,
                     seed,
                     facts,
-                    ..Scenario::new(model, Policy::Limit, Fleet::equal(fleet))
+                    ..Scenario::new(model, Policy::Design(TRACED), Fleet::equal(fleet))
                 };
                 let run = simulate(&scenario, |_| factor * model.one_x());
                 runs.push(Traced {

@@ -9,11 +9,19 @@
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Law {
-    /// How the cap moves.
-    pub rule: Rule,
+    /// The weight of the refused share in a poll's move of the cap (`cap × (1 + grow ×
+    /// refused − shrink × error)`): the share of its demand a front end refused pulls its cap
+    /// up.
+    pub grow: f32,
+    /// The weight of the error: the node's distance from the operating point pulls every
+    /// front end's cap down.
+    pub shrink: f32,
     /// The tasks per core the busiest node runs and has waiting on average at the
     /// operating point.
     pub target: f32,
+    /// Tasks the busiest node has beyond one per core at least, whatever its cores: the
+    /// operating point is `max(target, 1 + slack / cores)` per core (`0`: `target`).
+    pub slack: f32,
     /// The busiest node's CPU (smoothed) at and above which it is saturated; below, the
     /// cap grows whatever the load (`0`: no such gate).
     pub saturated: u8,
@@ -23,35 +31,28 @@ pub struct Law {
     /// The weight of the CPU's distance from `saturated`, above it and below it, in the
     /// error (per 100 % of CPU).
     pub cpu_gain: [f32; 2],
+    /// Where the cap starts when a class is first bounded, or when a flood bound is
+    /// released while it is armed.
+    pub start: Start,
 }
 
-/// How a poll moves the cap.
+/// Where the cap starts.
 #[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Rule {
-    /// `cap × (1 + grow × refused − shrink × error)`, within `step` either way: the share
-    /// of its demand a front end refused pulls its cap up, the node's distance from the
-    /// operating point pulls every front end's down.
-    Proportional {
-        /// The weight of the refused share.
-        grow: f32,
-        /// The weight of the error.
-        shrink: f32,
-    },
-    /// A price integrates the error (`price ← leak × price + gain × error`) and every
-    /// front end refuses the share `price / (1 + price)` of its demand: the cap moves by
-    /// `grow × (refused − share)`.
-    Price {
-        /// How much of the price a poll keeps.
-        leak: f32,
-        /// The weight of the error.
-        gain: f32,
-        /// The weight of the refused share's distance from the price's.
-        grow: f32,
-    },
-    /// v0.4's fleet law: `cap × (1 + (1 + idle) × refused − 0.7 × queue / max(threads, 8))`
-    /// on the busiest node's search pool now, with no operating point of its own.
-    V04,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// With room: below the operating point or below saturation, at the ceiling of the cap
+    /// or of the recent peak in flight; above it (or flooding), where it is (Little's
+    /// law's). The first operating-point law's (165a8a2): at the onset of an overload the
+    /// peak and Little's law are the surge's own, and the cap started at 24 to 47 on a
+    /// one-core node that holds 2 to 4.
+    Room,
+    /// Scaled to the operating point while the busiest node is saturated and over it, or a
+    /// flood is bounded: at what the front end had in flight on average over the last
+    /// second, `× target / load`, within an eighth of a request and the ceiling of the
+    /// recent peak. Each front end of a fleet scales its own share of the node's load by
+    /// the same factor, so that their sum starts at the operating point. Otherwise with
+    /// room, as [`Start::Room`].
+    Scaled,
 }
 
 /// The cap moves by at most this factor a poll either way (more, up, when the busiest node
@@ -59,20 +60,33 @@ pub enum Rule {
 pub(crate) const STEP: f64 = 1.4;
 
 impl Law {
-    /// The limit mode's law: the busiest node held at 1.25 tasks per core (every core busy
-    /// and a quarter of a task more) while its CPU says it is saturated (93 % or more,
-    /// smoothed so that a dip does not open the gate at once), the cap moving by the
-    /// refused share and the distance from that point alike.
+    /// The limit mode's law: the busiest node held at its operating point, `cores +
+    /// max(3, cores / 4)` tasks run and waiting (4 on one core, 7 on four, 20 on sixteen:
+    /// every core busy and room for the arrivals' variance), while its CPU says it is
+    /// saturated (93 % or more, smoothed so that a dip does not open the gate at once);
+    /// the cap moving by the refused share and the distance from that point alike, and
+    /// starting, at the onset of an overload, at what the front end had in flight scaled to
+    /// that point.
     pub const DEFAULT: Law = Law {
-        rule: Rule::Proportional {
-            grow: 1.0,
-            shrink: 1.0,
-        },
+        grow: 1.0,
+        shrink: 1.0,
         target: 1.25,
+        slack: 3.0,
         saturated: 93,
         cpu_smoothing: 0.15,
         cpu_gain: [60.0, 5.0],
+        start: Start::Scaled,
     };
+
+    /// The law on a node of `cores` cores: its operating point with the slack.
+    #[must_use]
+    pub(crate) fn on_cores(&self, cores: u32) -> Law {
+        let floor = 1.0 + self.slack / cores.max(1) as f32;
+        Law {
+            target: self.target.max(floor),
+            ..*self
+        }
+    }
 
     /// The smoothed CPU after a reading of `cpu` (the previous smoothed value `before`,
     /// negative before any): it follows a rising reading at once and a falling one by
@@ -103,41 +117,18 @@ impl Law {
         over_target.min(f64::from(gain) * over / 100.0)
     }
 
-    /// The factor a poll moves the cap by, given the refused share `refused`, the error,
-    /// the busiest node's load per core, its pool now (for v0.4's law) and the price before
-    /// (updated in place, for the price rule).
-    pub(crate) fn factor(
-        &self,
-        refused: f64,
-        error: f64,
-        load: f64,
-        pool: &crate::node_stats::SearchPool,
-        price: &mut f64,
-    ) -> f64 {
-        // Far below the operating point (a load that fell away), growth may reach the
-        // ratio of the two at once.
+    /// The factor a poll moves the cap by, given the refused share `refused`, the error
+    /// and the busiest node's load per core: `1 + grow × refused − shrink × error`, within
+    /// 1/1.4 and 1.4, or up to `target / load` at once when the node is far below the
+    /// operating point (a load that fell away).
+    pub(crate) fn factor(&self, refused: f64, error: f64, load: f64) -> f64 {
         let target = f64::from(self.target);
         let up = if load > 0.0 {
             (target / load).max(STEP)
         } else {
             STEP * 4.0
         };
-        let factor = match self.rule {
-            Rule::Proportional { grow, shrink } => {
-                1.0 + f64::from(grow) * refused - f64::from(shrink) * error
-            }
-            Rule::Price { leak, gain, grow } => {
-                *price = (f64::from(leak) * *price + f64::from(gain) * error).clamp(0.0, 50.0);
-                let share = *price / (1.0 + *price);
-                1.0 + f64::from(grow) * (refused - share)
-            }
-            Rule::V04 => {
-                let threads = f64::from(pool.threads.max(1));
-                let idle = ((threads - f64::from(pool.active)) / threads).clamp(0.0, 1.0);
-                let standing = f64::from(pool.queue) / threads.max(8.0);
-                return (1.0 + (1.0 + idle) * refused - 0.7 * standing).clamp(1.0 / STEP, STEP);
-            }
-        };
+        let factor = 1.0 + f64::from(self.grow) * refused - f64::from(self.shrink) * error;
         factor.clamp(1.0 / STEP, up)
     }
 }
@@ -145,7 +136,6 @@ impl Law {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::node_stats::SearchPool;
 
     #[test]
     fn the_cpu_follows_a_rise_at_once_and_a_fall_slowly() {
@@ -171,14 +161,12 @@ mod tests {
     #[test]
     fn the_factor_is_the_refused_share_less_the_error_within_a_step() {
         let law = Law::DEFAULT;
-        let pool = SearchPool::new(2, 2, 0);
-        let mut price = 0.0;
         // Half refused, the node on its operating point: up by half, within 1.4.
-        assert!((law.factor(0.5, 0.0, 1.25, &pool, &mut price) - 1.4).abs() < 1e-9);
-        assert!((law.factor(0.2, 0.0, 1.25, &pool, &mut price) - 1.2).abs() < 1e-9);
+        assert!((law.factor(0.5, 0.0, 1.25) - 1.4).abs() < 1e-9);
+        assert!((law.factor(0.2, 0.0, 1.25) - 1.2).abs() < 1e-9);
         // Far over: down by at most 1.4.
-        assert!((law.factor(0.0, 3.0, 4.25, &pool, &mut price) - 1.0 / 1.4).abs() < 1e-9);
+        assert!((law.factor(0.0, 3.0, 4.25) - 1.0 / 1.4).abs() < 1e-9);
         // Far under (a load that fell to a fifth of the target): up to 5 at once.
-        assert!((law.factor(0.5, -4.0, 0.25, &pool, &mut price) - 5.0).abs() < 1e-9);
+        assert!((law.factor(0.5, -4.0, 0.25) - 5.0).abs() < 1e-9);
     }
 }

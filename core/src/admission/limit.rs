@@ -90,8 +90,10 @@ pub(crate) struct Limiter {
     /// What only the poll touches, under the poll's lock: requests never take it.
     poll: CriticalSectionMutex<Cell<PollState>>,
     window: Window,
-    /// The recent peak of the in-flight count.
+    /// The recent peak of the in-flight count, and the mean of the last second (in
+    /// 256ths), as the last bucket found them.
     peak: AtomicU32,
+    mean: AtomicU32,
     law: Law,
 }
 
@@ -109,6 +111,7 @@ impl Limiter {
             poll: CriticalSectionMutex::new(Cell::new(PollState::NEW)),
             window: Window::new(),
             peak: AtomicU32::new(0),
+            mean: AtomicU32::new(0),
             law,
         }
     }
@@ -232,9 +235,9 @@ impl Limiter {
     /// below the initial cap, and an empty window (no completion for a second) starts over
     /// from it, so that a step in load after a quiet spell meets the cold start's bound.
     ///
-    /// A flood, while not capped: the in-flight count grew at each of the last
-    /// [`super::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the ceiling of the cap or
-    /// finds the cluster queueing (the last bucket's mean latency at least
+    /// A flood, while not capped ([`Flood::observe`]): the in-flight count grew at each of
+    /// the last [`super::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the
+    /// ceiling of the cap or finds the cluster queueing (the last bucket's mean latency at least
     /// [`FLOOD_STRETCH`] times the least). A burst does not: it arrives at once and then
     /// drains.
     fn learn(&self, now: Instant, armed: bool) {
@@ -275,6 +278,8 @@ impl Limiter {
         let peak = self.peak.load(Ordering::Relaxed);
         self.peak
             .store(held.max(peak - peak / 16), Ordering::Relaxed);
+        self.mean
+            .store(self.window.mean_in_flight_fine(now), Ordering::Relaxed);
         // Capped, the class is bounded already: a flood is what the CPU has not seen yet.
         let seen = Seen {
             epoch,
@@ -312,6 +317,7 @@ impl Limiter {
                 refused: self.counts.refused(),
                 in_flight: self.counts.in_flight(),
                 peak: self.peak.load(Ordering::Relaxed),
+                mean_fine: self.mean.load(Ordering::Relaxed),
                 fine: self.fine.load(Ordering::Relaxed),
                 flooding: self.flooding(),
             };

@@ -12,7 +12,7 @@
 //! requests will see: the cap, the flood bound released, the cap learnt.
 
 use super::cap::{MIN_FINE, ceiling};
-use super::law::Law;
+use super::law::{Law, Start};
 use crate::node_stats::SearchPool;
 
 /// Polls in a row without the search pool that keep the fleet law as it was (the cap
@@ -43,8 +43,6 @@ pub(crate) struct PollState {
     /// The share of this front end's demand refused between the last two polls that took
     /// the counts, in percent.
     pub(crate) refused_percent: u8,
-    /// The price of [`super::law::Rule::Price`], in thousandths.
-    pub(crate) price_milli: u32,
 }
 
 impl PollState {
@@ -59,7 +57,6 @@ impl PollState {
         completed_seen: 0,
         refused_seen: 0,
         refused_percent: 0,
-        price_milli: 0,
     };
 }
 
@@ -79,6 +76,8 @@ pub(crate) struct Poll {
     pub(crate) in_flight: u32,
     /// The recent peak of the in-flight count.
     pub(crate) peak: u32,
+    /// The requests in flight on average over the last second, in 1/256ths.
+    pub(crate) mean_fine: u32,
     /// The cap now, in 1/256ths of a request.
     pub(crate) fine: u32,
     /// Whether the flood bound holds.
@@ -120,7 +119,7 @@ impl Law {
     ///    wait for the next poll), and then gives way to the law without the pool, which
     ///    learns the cap from completions alone (the poll takes the counts, and the cap is
     ///    left to the window).
-    /// 3. Unbounded (disarmed, no flood), the cap is the window's and the price resets.
+    /// 3. Unbounded (disarmed, no flood), the cap is the window's.
     /// 4. The error: the load per core over the operating point, within the CPU's
     ///    ([`Law::error`]).
     /// 5. A flood bound over a node below the operating point, on average and now, is
@@ -186,18 +185,18 @@ impl Law {
 
         // 3. Unbounded.
         if !bounded {
-            state.price_milli = 0;
             return unchanged(state);
         }
 
         // 4. The error.
+        let law = self.on_cores(pool.cores());
         let load = load_per_core(&pool);
-        let error = self.error(load, cpu);
+        let error = law.error(load, cpu);
         let fine = poll.fine;
 
         // 5. A flood over a node below the operating point.
         let queued_now = u64::from(pool.active) + u64::from(pool.queue);
-        let idle_now = (queued_now as f64) < f64::from(self.target) * f64::from(pool.cores());
+        let idle_now = (queued_now as f64) < f64::from(law.target) * f64::from(pool.cores());
         let release = poll.flooding && error < 0.0 && idle_now;
         let flooding = poll.flooding && !release;
         if release && !poll.armed {
@@ -210,8 +209,20 @@ impl Law {
 
         // 6. Where the cap starts.
         if !before.bounded || release {
-            let fine = ((error < 0.0 || !saturated) && !flooding)
-                .then(|| ceiling((fine >> 8).max(poll.peak).max(1)).saturating_mul(256));
+            let room = ceiling((fine >> 8).max(poll.peak).max(1)).saturating_mul(256);
+            let scaled = || {
+                // The ceiling of what is in flight or of the recent peak bounds it, as
+                // growth is bounded.
+                let most = ceiling(poll.in_flight.max(poll.peak).max(1)).saturating_mul(256);
+                let scaled = f64::from(poll.mean_fine) * f64::from(law.target) / load.max(1e-3);
+                (scaled.min(f64::from(most)) as u32).max(MIN_FINE)
+            };
+            let over = load > f64::from(law.target) && saturated;
+            let fine = match law.start {
+                Start::Room => ((error < 0.0 || !saturated) && !flooding).then_some(room),
+                Start::Scaled if over || poll.flooding => Some(scaled()),
+                Start::Scaled => Some(room),
+            };
             return Step {
                 state,
                 fine,
@@ -226,9 +237,7 @@ impl Law {
         }
 
         // 8. The cap moves.
-        let mut price = f64::from(before.price_milli) / 1000.0;
-        let mut factor = self.factor(refused, error, load, &pool, &mut price);
-        state.price_milli = (price * 1000.0) as u32;
+        let mut factor = law.factor(refused, error, load);
         if factor < 1.0 && poll.in_flight > ceiling((fine >> 8).max(1)) {
             // More in flight than the cap admits: a backlog draining, which a smaller cap
             // would not drain faster.

@@ -2,6 +2,15 @@
 
 use super::*;
 
+/// The law's moves at the operating point of 1.25 tasks per core with the start of
+/// before ([`Start::Room`]): each figure below is easy to follow by hand. The default's
+/// start and slack have tests of their own.
+const MOVES: Law = Law {
+    start: Start::Room,
+    slack: 0.0,
+    ..Law::DEFAULT
+};
+
 /// A one-core node (two threads) with `load_milli` tasks per core on average since the
 /// last poll, and as many now.
 fn node(load_milli: u32) -> Option<SearchPool> {
@@ -21,14 +30,20 @@ fn poll(armed: bool, cpu: u8, pool: Option<SearchPool>, fine: u32) -> Poll {
         refused: 0,
         in_flight: 0,
         peak: 0,
+        mean_fine: 0,
         fine,
         flooding: false,
     }
 }
 
-/// Runs `polls` in order from a fresh state, carrying the cap and the counts on.
+/// Runs `polls` in order from a fresh state under [`MOVES`], carrying the cap and the
+/// counts on.
 fn run(polls: &[Poll]) -> (PollState, Vec<Step>) {
-    let law = Law::DEFAULT;
+    run_with(&MOVES, polls)
+}
+
+/// [`run`] under `law`.
+fn run_with(law: &Law, polls: &[Poll]) -> (PollState, Vec<Step>) {
     let mut state = PollState::NEW;
     let mut steps = Vec::new();
     let mut fine = polls.first().map_or(0, |p| p.fine);
@@ -177,4 +192,101 @@ fn the_cpu_is_smoothed_across_polls() {
     let cpu = state.cpu_milli.unwrap();
     assert!((93_990..=94_000).contains(&cpu), "{cpu}");
     assert!(state.saturated);
+}
+
+/// The default law on one core: the operating point is 1 + 3 / 1 = 4 tasks (the slack),
+/// and at 16 cores 1.25 per core.
+#[test]
+fn the_slack_sets_the_point_on_small_nodes() {
+    assert!((Law::DEFAULT.on_cores(1).target - 4.0).abs() < 1e-6);
+    assert!((Law::DEFAULT.on_cores(4).target - 1.75).abs() < 1e-6);
+    assert!((Law::DEFAULT.on_cores(16).target - 1.25).abs() < 1e-6);
+    assert!((MOVES.on_cores(1).target - 1.25).abs() < 1e-6);
+}
+
+/// Armed over the operating point, saturated: the cap starts at the front end's mean in
+/// flight scaled to the point, not at Little's law's or the surge's peak (before: where it
+/// was, 40 here, then down by at most 1/1.4 a poll).
+#[test]
+fn over_the_point_the_cap_starts_scaled_to_it() {
+    let (_, steps) = run_with(
+        &Law::DEFAULT,
+        &[Poll {
+            mean_fine: 9 * 256,
+            peak: 20,
+            in_flight: 12,
+            ..poll(true, 99, node(6_000), 40 * 256)
+        }],
+    );
+    // 9 x 4 / 6 = 6 requests.
+    assert_eq!(steps[0].fine, Some(6 * 256));
+    let (_, steps) = run(&[Poll {
+        mean_fine: 9 * 256,
+        peak: 20,
+        in_flight: 12,
+        ..poll(true, 99, node(6_000), 40 * 256)
+    }]);
+    assert_eq!(steps[0].fine, None, "before: where it was");
+    // Two front ends of a fleet scale by the same factor: their sum starts at the point.
+    let start = |mean: u32| {
+        let (_, steps) = run_with(
+            &Law::DEFAULT,
+            &[Poll {
+                mean_fine: mean * 256,
+                peak: 100,
+                ..poll(true, 99, node(8_000), 50 * 256)
+            }],
+        );
+        steps[0].fine.unwrap()
+    };
+    assert_eq!((start(10), start(30)), (5 * 256, 15 * 256));
+    // Never beyond the ceiling of what is in flight or of the peak, never under an eighth.
+    let (_, steps) = run_with(
+        &Law::DEFAULT,
+        &[Poll {
+            mean_fine: 100 * 256,
+            peak: 1,
+            ..poll(true, 99, node(5_000), 50 * 256)
+        }],
+    );
+    assert_eq!(steps[0].fine, Some(ceiling(1) * 256));
+    let (_, steps) = run_with(&Law::DEFAULT, &[poll(true, 99, node(5_000), 50 * 256)]);
+    assert_eq!(steps[0].fine, Some(MIN_FINE));
+}
+
+/// A flood bound that holds when the class arms hands on the scaled cap, whatever the CPU
+/// says yet (it is reported a second late): the flood's own latencies taught Little's law
+/// a cap the node cannot hold.
+#[test]
+fn a_flood_at_arming_hands_on_the_scaled_cap() {
+    let (_, steps) = run_with(
+        &Law::DEFAULT,
+        &[Poll {
+            flooding: true,
+            mean_fine: 12 * 256,
+            peak: 90,
+            in_flight: 60,
+            ..poll(true, 60, node(8_000), 40 * 256)
+        }],
+    );
+    // 12 x 4 / 8 = 6.
+    assert_eq!(steps[0].fine, Some(6 * 256));
+    assert!(!steps[0].release);
+}
+
+/// Armed below the point, or below saturation, the cap starts with room: the ceiling of
+/// the cap or of the recent peak, as before.
+#[test]
+fn below_the_point_the_cap_starts_with_room() {
+    for (cpu, load) in [(99, 3_000), (50, 9_000)] {
+        let (_, steps) = run_with(
+            &Law::DEFAULT,
+            &[Poll {
+                peak: 12,
+                mean_fine: 2 * 256,
+                ..poll(true, cpu, node(load), 4 * 256)
+            }],
+        );
+        assert_eq!(steps[0].fine, Some(39 * 256), "cpu {cpu}, load {load}");
+    }
 }
