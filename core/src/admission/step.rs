@@ -4,8 +4,8 @@
 //! rule of the law is here, in one function, and a test can drive it poll by poll without
 //! requests, clocks or atomics.
 //!
-//! [`PollState`] is what only the poll touches (the smoothed CPU, the price, the counts the
-//! last poll took, the last pool); the [`super::limit::Limiter`] keeps it under the poll's
+//! [`PollState`] is what only the poll touches (the smoothed CPU, the counts the last poll
+//! took, the last pool); the [`super::limit::Limiter`] keeps it under the poll's
 //! lock, which no request takes. [`Poll`] is one poll's reading and a snapshot of what the
 //! requests share with it (the cap, the in-flight count and its recent peak, the flood
 //! bound, the completion and refusal counts). [`Step`] is the next state and what the
@@ -126,8 +126,10 @@ impl Law {
     ///    released: a run of arrivals is not a flood. Disarmed, the class is unbounded
     ///    again.
     /// 6. The first bounded poll (or the one that released a flood while armed) starts the
-    ///    cap: below the operating point or below saturation, at the ceiling of the cap or
-    ///    of the recent peak in flight; above it, where it is.
+    ///    cap ([`Law::start`]): with [`Start::Scaled`], over the operating point and
+    ///    saturated (or flooding), at the mean in flight over the last second times the
+    ///    point over the load, within the ceiling of what is in flight or of the recent
+    ///    peak; otherwise with room, at the ceiling of the cap or of the recent peak.
     /// 7. A front end with no demand since the last poll keeps its cap.
     /// 8. Otherwise the cap moves by [`Law::factor`]: not down while a backlog above the
     ///    ceiling of the cap drains; not up beyond the ceiling of what is in flight or of
