@@ -33,6 +33,8 @@
 //!
 //! Deterministic for a seed.
 
+pub mod kept;
+pub mod mean_value;
 pub mod short;
 
 use std::cell::Cell;

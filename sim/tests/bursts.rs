@@ -14,6 +14,7 @@
 
 use std::fmt::Write as _;
 
+use load_sim::kept::keep;
 use load_sim::{Fleet, Model, Policy, Scenario, simulate};
 
 const SEEDS: u64 = 5;
@@ -94,16 +95,6 @@ fn bursts_at_once_and_spread() {
             }
         }
     }
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/bursts.md");
-    if std::env::var_os("LOAD_SIM_WRITE").is_some() {
-        std::fs::write(&path, &text).expect("the results file");
-    } else {
-        let kept = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (write it with LOAD_SIM_WRITE=1)", path.display()));
-        assert_eq!(
-            text, kept,
-            "the bursts' figures moved: write them again beside the node's"
-        );
-    }
+    keep("bursts.md", &text);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

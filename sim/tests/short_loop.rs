@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
+use load_sim::kept::keep;
 use load_sim::short::{Baseline, Figures, Loop, short_loop_of};
 use load_sim::{Model, NodeFacts, Policy, TRACED};
 
@@ -155,22 +156,7 @@ fn the_short_loop_in_the_model() {
             }
         }
     }
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/short-loop.md");
-    if std::env::var_os("LOAD_SIM_WRITE").is_some() {
-        std::fs::write(&path, &text).expect("the results file");
-    } else {
-        let kept = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (write it with LOAD_SIM_WRITE=1)", path.display()));
-        // Deterministic for a seed: a row moves only when the law or the model does, and
-        // then the file is written again beside the node's short loop.
-        let changed: Vec<String> = text
-            .lines()
-            .zip(kept.lines().chain(std::iter::repeat("")))
-            .filter(|(now, was)| now != was)
-            .map(|(now, was)| format!("now  {now}\nkept {was}"))
-            .collect();
-        assert!(changed.is_empty(), "{}", changed.join("\n"));
-    }
+    keep("short-loop.md", &text);
 }
 
 /// The node's short loop on the law it was traced on (af42c7f's, [`TRACED`]) (two runs of each workload and fleet size)
