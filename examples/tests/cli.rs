@@ -169,6 +169,13 @@ fn sigterm_stops_it_cleanly() {
     for runtime in ["smol", "async-std"] {
         let (mut child, addr) = spawn(&["--runtime", runtime]);
         assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+        // Single-box: request control measures this service's own CPU (its cgroup where it
+        // limits the service, the host otherwise), and the stats say which.
+        let stats = answer(&addr, "/admin/stats");
+        assert!(
+            stats.contains("\"requests\":\"this service's "),
+            "{runtime}: {stats}"
+        );
 
         let status = Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
@@ -191,8 +198,29 @@ fn sigterm_stops_it_cleanly() {
         assert!(exit.success(), "{runtime}: {exit:?}\n{stderr}");
         assert!(stderr.contains(&format!("Runtime: {runtime}")), "{stderr}");
         assert!(stderr.contains("single-box mode"), "{stderr}");
+        assert!(
+            stderr.contains("Request load control measures the "),
+            "{stderr}"
+        );
         assert!(stderr.contains("Stopped"), "{stderr}");
     }
+}
+
+/// `GET target` on a fresh connection; the whole answer, head and body.
+fn answer(addr: &str, target: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut text = String::new();
+    stream.read_to_string(&mut text).expect("answer");
+    text
 }
 
 /// `GET target` on a fresh connection; the status code.

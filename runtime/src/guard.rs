@@ -83,7 +83,8 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
     /// A guard polling the source `config` describes ([`FromConfig`], [`Role::Cluster`]):
     /// with `load_opensearch::OpenSearchSource`, the cluster at `search_engine.http.url`
     /// with the credentials and CA of its keys; with `load_system::SystemSource`, this
-    /// machine's own CPU (single-box mode: an explicit choice, never a fallback).
+    /// service's own CPU: its cgroup where that limits it below the host's CPUs, the host
+    /// otherwise (single-box mode: an explicit choice, never a fallback).
     ///
     /// With HTTP control off (both thresholds off) no source is built: the guard admits
     /// everything and never polls, and no address is needed.

@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::locate::{Located, locate};
 use load_core::{Clock, CpuPercent, CpuSample, CpuSource, Instant, SourceError, SourceErrorKind};
 
 /// Why a cgroup could not be read: which file, and what was wrong with it.
@@ -22,6 +23,12 @@ pub enum CgroupError {
         file: PathBuf,
         /// The operating system's error.
         source: std::io::Error,
+    },
+    /// This process's cgroup could not be located from `/proc/self/cgroup` and
+    /// `/proc/self/mountinfo`.
+    NotLocated {
+        /// Why, with the path or subtree concerned.
+        reason: String,
     },
     /// A file was read but does not say what it should.
     Malformed {
@@ -41,6 +48,7 @@ impl fmt::Display for CgroupError {
                 root.display()
             ),
             CgroupError::Read { file, source } => write!(f, "{}: {source}", file.display()),
+            CgroupError::NotLocated { reason } => f.write_str(reason),
             CgroupError::Malformed { file, reason } => write!(f, "{}: {reason}", file.display()),
         }
     }
@@ -113,17 +121,7 @@ impl Cgroup {
             pick(&["cpu", "cpu,cpuacct", "cpuacct,cpu"], file)
                 .and_then(|p| std::fs::read_to_string(p).ok())
         };
-        let quota_cpus = match (read("cpu.cfs_quota_us"), read("cpu.cfs_period_us")) {
-            (Some(quota), Some(period)) => {
-                match (quota.trim().parse::<i64>(), period.trim().parse::<u64>()) {
-                    (Ok(quota), Ok(period)) if quota > 0 && period > 0 => {
-                        Some(quota as f64 / period as f64)
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let quota_cpus = v1_quota(read("cpu.cfs_quota_us"), read("cpu.cfs_period_us"));
         let cpuset_cpus = pick(&["cpuset"], "cpuset.cpus")
             .and_then(|p| std::fs::read_to_string(p).ok())
             .and_then(|text| parse_cpu_list(&text));
@@ -133,6 +131,77 @@ impl Cgroup {
             quota_cpus,
             cpuset_cpus,
         })
+    }
+
+    /// This process's own cgroup, wherever it is: found from `/proc/self/cgroup` and the
+    /// cgroup mounts of `/proc/self/mountinfo` (v2, v1 with the controllers in one hierarchy
+    /// or several, at any depth), its limit the least of its own and its ancestors' quotas
+    /// up to the mount (a limit set on a parent, as a pod's on its containers, applies) and
+    /// its cpuset.
+    ///
+    /// # Errors
+    ///
+    /// [`CgroupError::Read`] when a `/proc` file cannot be read;
+    /// [`CgroupError::NotLocated`] when no mounted hierarchy with CPU accounting holds the
+    /// process; the usage file's own error when it is there but unreadable.
+    pub fn own() -> Result<Cgroup, CgroupError> {
+        Cgroup::own_under(Path::new("/"))
+    }
+
+    /// [`Cgroup::own`] with `/proc` and the mount points under `prefix` (a fixture tree
+    /// holding `proc/self/cgroup`, `proc/self/mountinfo` and the cgroup files).
+    ///
+    /// # Errors
+    ///
+    /// As [`Cgroup::own`].
+    pub fn own_under(prefix: &Path) -> Result<Cgroup, CgroupError> {
+        let read = |file: &str| {
+            let file = prefix.join(file);
+            std::fs::read_to_string(&file).map_err(|source| CgroupError::Read { file, source })
+        };
+        let (cgroup, mountinfo) = (read("proc/self/cgroup")?, read("proc/self/mountinfo")?);
+        let located = locate(prefix, &cgroup, &mountinfo).map_err(|e| CgroupError::NotLocated {
+            reason: e.to_string(),
+        })?;
+        let read_text = |file: PathBuf| std::fs::read_to_string(file).ok();
+        match located {
+            Located::V2 { dir, mount } => {
+                let usage_file = dir.join("cpu.stat");
+                read_usage(CgroupVersion::V2, &usage_file)?;
+                Ok(Cgroup {
+                    version: CgroupVersion::V2,
+                    quota_cpus: least_up_to(&dir, &mount, |d| {
+                        read_text(d.join("cpu.max")).and_then(|t| parse_quota(&t))
+                    }),
+                    cpuset_cpus: read_text(dir.join("cpuset.cpus.effective"))
+                        .and_then(|t| parse_cpu_list(&t)),
+                    usage_file,
+                })
+            }
+            Located::V1 {
+                cpuacct,
+                cpu,
+                cpuset,
+            } => {
+                let usage_file = cpuacct.0.join("cpuacct.usage");
+                read_usage(CgroupVersion::V1, &usage_file)?;
+                Ok(Cgroup {
+                    version: CgroupVersion::V1,
+                    quota_cpus: cpu.and_then(|(dir, mount)| {
+                        least_up_to(&dir, &mount, |d| {
+                            v1_quota(
+                                read_text(d.join("cpu.cfs_quota_us")),
+                                read_text(d.join("cpu.cfs_period_us")),
+                            )
+                        })
+                    }),
+                    cpuset_cpus: cpuset.and_then(|(dir, _)| {
+                        read_text(dir.join("cpuset.cpus")).and_then(|t| parse_cpu_list(&t))
+                    }),
+                    usage_file,
+                })
+            }
+        }
     }
 
     /// The interface found.
@@ -185,6 +254,22 @@ fn read_usage(version: CgroupVersion, file: &Path) -> Result<Duration, CgroupErr
             .map(Duration::from_nanos)
             .map_err(|_| malformed(format!("not a number: {:?}", text.trim()))),
     }
+}
+
+/// The least of `quota` read at `dir` and at each ancestor up to `mount` (inclusive): a
+/// limit set on a parent holds for its children.
+fn least_up_to(dir: &Path, mount: &Path, quota: impl Fn(&Path) -> Option<f64>) -> Option<f64> {
+    dir.ancestors()
+        .take_while(|d| d.starts_with(mount))
+        .filter_map(quota)
+        .reduce(f64::min)
+}
+
+/// v1's `cpu.cfs_quota_us` (`-1`: none) over `cpu.cfs_period_us`.
+fn v1_quota(quota: Option<String>, period: Option<String>) -> Option<f64> {
+    let quota = quota?.trim().parse::<i64>().ok()?;
+    let period = period?.trim().parse::<u64>().ok()?;
+    (quota > 0 && period > 0).then(|| quota as f64 / period as f64)
 }
 
 /// `cpu.max`: `"max 100000"` (no quota) or `"150000 100000"` (1.5 CPUs).

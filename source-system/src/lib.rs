@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 mod cgroup;
+mod locate;
 mod system;
 
 pub use cgroup::{Cgroup, CgroupError, CgroupSource, CgroupVersion, cpu_percent};

@@ -55,8 +55,9 @@ impl fmt::Display for LocalCpu {
 /// taken at once after construction is unknown.
 ///
 /// sysinfo reads the host's `/proc/stat`: inside a container with a CPU quota that is the
-/// host's load, not the container's. [`SystemSource::with_kind`] reads the cgroup instead
-/// (`cgroup`), or when it sets a limit below the host's CPUs (`auto`).
+/// host's load, not the container's. [`SystemSource::own`] (what [`FromConfig`] builds)
+/// reads this process's own cgroup instead (`cgroup`), or when it sets a limit below the
+/// host's CPUs (`auto`); [`SystemSource::with_kind`] the cgroup at a root given.
 ///
 /// No runtime and no timer: it works on any executor.
 pub struct SystemSource {
@@ -82,8 +83,9 @@ impl SystemSource {
         Self::host()
     }
 
-    /// The CPU as `kind` says, with cgroups under `cgroup_root` (normally
-    /// [`DEFAULT_CGROUP_ROOT`]):
+    /// The CPU as `kind` says, with cgroups under `cgroup_root` (a cgroup's own directory
+    /// for v2, the directory of the hierarchies for v1; [`SystemSource::own`] finds the
+    /// process's own cgroup instead):
     ///
     /// - `host`: the whole machine;
     /// - `cgroup`: the cgroup, relative to its limit (to the host's CPUs if it sets none);
@@ -101,15 +103,57 @@ impl SystemSource {
         cgroup_root: impl AsRef<Path>,
     ) -> Result<SystemSource, SourceError> {
         let root = cgroup_root.as_ref();
+        Self::choose(kind, Role::Local, || Cgroup::detect(root))
+    }
+
+    /// The CPU as `kind` says ([`SystemSource::with_kind`]), of this process's own cgroup
+    /// ([`Cgroup::own`]: found from `/proc/self/cgroup` and the mount table, v1 or v2, at
+    /// any depth, its ancestors' limits included), for the work `role` names (the log line
+    /// says which). Where `/proc` does not say, the cgroup at [`DEFAULT_CGROUP_ROOT`] (a
+    /// container's own view).
+    ///
+    /// ```no_run
+    /// use load_core::{CpuSourceKind, Role};
+    /// use load_system::SystemSource;
+    ///
+    /// // What a service's request control reads: its container's CPU where the container
+    /// // is limited below the host, the host's otherwise.
+    /// let source = SystemSource::own(CpuSourceKind::Auto, Role::Cluster)?;
+    /// println!("measuring the {}", source.measures());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`SourceErrorKind::Unsupported`] when the host's CPU cannot be read either.
+    pub fn own(kind: CpuSourceKind, role: Role) -> Result<SystemSource, SourceError> {
+        Self::choose(kind, role, || {
+            Cgroup::own().or_else(|own| {
+                log::debug!("{own}: reading the cgroup at {DEFAULT_CGROUP_ROOT}");
+                Cgroup::detect(Path::new(DEFAULT_CGROUP_ROOT))
+            })
+        })
+    }
+
+    /// The host, or the cgroup `detect` finds, as `kind` says; logged for `role`.
+    fn choose(
+        kind: CpuSourceKind,
+        role: Role,
+        detect: impl FnOnce() -> Result<Cgroup, crate::CgroupError>,
+    ) -> Result<SystemSource, SourceError> {
+        let what = match role {
+            Role::Local => "Adaptive load control",
+            Role::Cluster => "Request load control",
+        };
         let host = Self::host()?;
         let LocalCpu::Host { cpus: host_cpus } = host.measures else {
             return Ok(host);
         };
         if kind == CpuSourceKind::Host {
-            log::info!("Adaptive load control measures the {}", host.measures);
+            log::info!("{what} measures the {}", host.measures);
             return Ok(host);
         }
-        let cgroup = match Cgroup::detect(root) {
+        let cgroup = match detect() {
             Ok(cgroup) => cgroup,
             Err(reason) => {
                 if kind == CpuSourceKind::Cgroup {
@@ -119,6 +163,7 @@ impl SystemSource {
                 } else {
                     log::debug!("no cgroup to measure ({reason}): measuring the host");
                 }
+                log::info!("{what} measures the {}", host.measures);
                 return Ok(host);
             }
         };
@@ -130,7 +175,7 @@ impl SystemSource {
                 .min(host_cpus as f64),
             _ => {
                 log::info!(
-                    "Adaptive load control measures the {} (the cgroup sets no CPU limit below it)",
+                    "{what} measures the {} (the cgroup sets no CPU limit below it)",
                     host.measures
                 );
                 return Ok(host);
@@ -139,14 +184,14 @@ impl SystemSource {
         let version = cgroup.version();
         let source = CgroupSource::new(cgroup, cpus, StdClock::new())?;
         let measures = LocalCpu::Cgroup { version, cpus };
-        log::info!("Adaptive load control measures the {measures}");
+        log::info!("{what} measures the {measures}");
         Ok(SystemSource {
             inner: Inner::Cgroup(source),
             measures,
         })
     }
 
-    /// The host's CPU, whatever the cgroups say: the cluster signal in single-box mode.
+    /// The host's CPU, whatever the cgroups say.
     ///
     /// # Errors
     ///
@@ -203,10 +248,11 @@ impl CpuSource for SystemSource {
     }
 }
 
-/// Built from a [`Config`]: for [`Role::Local`] (background work), the CPU that
-/// `adaptive.load.control.source` names ([`SystemSource::with_kind`]); for
-/// [`Role::Cluster`] (single-box mode: no cluster to ask, or the search engine runs on this
-/// machine), the host's ([`SystemSource::host`]).
+/// Built from a [`Config`], this process's own cgroup or the host ([`SystemSource::own`]):
+/// for [`Role::Local`] (background work) as `adaptive.load.control.source` says; for
+/// [`Role::Cluster`] (a service limited by its own CPU, or single-box mode) as `auto` does:
+/// the cgroup where it limits the service below the host's CPUs, the host otherwise. What
+/// was chosen is logged at INFO and available from [`SystemSource::measures`].
 ///
 /// ```no_run
 /// use load_core::{Config, FromConfig, Role};
@@ -225,12 +271,11 @@ impl FromConfig for SystemSource {
     /// [`SetupError::Source`] when it cannot be measured at all.
     fn from_config(config: &Config, role: Role) -> Result<SystemSource, SetupError> {
         check_interval(config.control.monitor_interval)?;
-        Ok(match role {
-            Role::Cluster => SystemSource::host()?,
-            Role::Local => {
-                SystemSource::with_kind(config.control.adaptive_source, DEFAULT_CGROUP_ROOT)?
-            }
-        })
+        let kind = match role {
+            Role::Cluster => CpuSourceKind::Auto,
+            Role::Local => config.control.adaptive_source,
+        };
+        Ok(SystemSource::own(kind, role)?)
     }
 }
 

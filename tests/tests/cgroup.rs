@@ -183,3 +183,96 @@ fn auto_host_and_cgroup_modes_choose_as_documented() {
         LocalCpu::Host { cpus: host_cpus }
     );
 }
+
+#[test]
+fn the_own_cgroup_is_found_from_proc_at_any_depth() {
+    for (name, version, limit, usage) in [
+        (
+            "own-v2-nested",
+            CgroupVersion::V2,
+            Some(2.0),
+            Duration::from_secs(3),
+        ),
+        (
+            "own-v2-namespace",
+            CgroupVersion::V2,
+            Some(0.5),
+            Duration::from_secs(1),
+        ),
+        (
+            "own-v1-split",
+            CgroupVersion::V1,
+            Some(1.0),
+            Duration::from_secs(5),
+        ),
+    ] {
+        let cgroup = Cgroup::own_under(&tree(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(cgroup.version(), version, "{name}");
+        assert_eq!(cgroup.limit(), limit, "{name}");
+        assert_eq!(cgroup.usage().expect("usage"), usage, "{name}");
+    }
+    let outside = Cgroup::own_under(&tree("own-outside")).expect_err("outside");
+    assert!(
+        matches!(outside, load_system::CgroupError::NotLocated { .. })
+            && outside.to_string().contains("/other/app")
+            && outside.to_string().contains("/kubepods"),
+        "{outside}"
+    );
+    // No /proc at all: the file is named.
+    let missing = Cgroup::own_under(&tree("does-not-exist")).expect_err("missing");
+    assert!(
+        missing.to_string().contains("proc/self/cgroup"),
+        "{missing}"
+    );
+}
+
+/// The nested limit is read over time as the flat ones are: 2 s of CPU in 1 s on the pod's
+/// 2 CPUs is 100 %.
+#[test]
+fn the_own_cgroup_samples_relative_to_an_ancestors_limit() {
+    let copy = Copy::of("own-v2-nested");
+    let clock = ManualClock::new(Instant::from_secs(7));
+    let cgroup = Cgroup::own_under(&copy.0).expect("nested");
+    let cpus = cgroup.limit().expect("a limit");
+    let mut source = CgroupSource::new(cgroup, cpus, &clock).expect("source");
+    std::fs::write(
+        copy.0.join("sys/fs/cgroup/kubepods/pod1/app/cpu.stat"),
+        "usage_usec 4000000\n",
+    )
+    .expect("write");
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(
+        source.sample_now().expect("sample").cpu,
+        CpuPercent::new(50)
+    );
+}
+
+/// On this machine: the process's own cgroup is found from the real `/proc` (or, where the
+/// kernel has none to show, the reason is an error, not a panic), and request control reads
+/// it where it limits the service below the host, the host otherwise.
+#[test]
+fn this_process_finds_its_own_cgroup() {
+    match Cgroup::own() {
+        Ok(cgroup) => {
+            cgroup.usage().expect("its usage is readable");
+        }
+        Err(e) => eprintln!("no own cgroup here: {e}"),
+    }
+    let host_cpus = match SystemSource::new().expect("host").measures() {
+        LocalCpu::Host { cpus } => cpus,
+        other => panic!("{other:?}"),
+    };
+    let measures = SystemSource::own(CpuSourceKind::Auto, load_core::Role::Cluster)
+        .expect("source")
+        .measures();
+    let limited = Cgroup::own()
+        .or_else(|_| Cgroup::detect(std::path::Path::new(load_system::DEFAULT_CGROUP_ROOT)))
+        .ok()
+        .and_then(|c| c.limit())
+        .is_some_and(|limit| limit < host_cpus as f64);
+    assert_eq!(
+        matches!(measures, LocalCpu::Cgroup { .. }),
+        limited,
+        "{measures:?}"
+    );
+}

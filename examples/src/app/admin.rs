@@ -75,7 +75,11 @@ impl<R: Runtime + Default> App<R> {
             },
             "cluster": match &config.cluster.urls {
                 Some(urls) => urls.to_string(),
-                None => "local (this machine's CPU)".to_owned(),
+                None => format!("local ({})", self.request_cpu),
+            },
+            "cpu_source": {
+                "requests": self.request_cpu,
+                "background": self.background_cpu,
             },
             "cluster_answered": self.answered(),
             "local_cpu": percent(adaptive.cpu),

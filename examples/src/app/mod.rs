@@ -58,6 +58,11 @@ pub struct App<R: Runtime + Default> {
     crawler: bool,
     /// `--peer-limiter`: decides instead of the limit mode (benchmarks only).
     peer: Option<crate::peer::Peer>,
+    /// What request control measures: the cluster, or this service's CPU (its cgroup or
+    /// the host, as `SystemSource` chose).
+    request_cpu: String,
+    /// What background work's gate measures (`None`: a fixed source, or off).
+    background_cpu: Option<String>,
 }
 
 /// What the demo does beyond load control: which index it searches and fills, and how
@@ -135,15 +140,18 @@ impl<R: Runtime + Default> App<R> {
                 OpenSearchSource::from_config(&config, Role::Cluster)
                     .map_err(|e| format!("search_engine.http.url {urls}: {e}"))?,
             ),
-            // Single-box: the search engine runs on this host, so it is the host's CPU.
+            // Single-box: the search engine runs in this service, so it is this service's CPU
+            // (its cgroup where that limits it below the host, the host otherwise).
             None => Either::Right(
                 SystemSource::from_config(&config, Role::Cluster)
                     .map_err(|e| format!("cannot read this machine's CPU: {e}"))?,
             ),
         };
+        let mut background_cpu = None;
         let background = if config.control.adaptive_enabled() {
             let local = SystemSource::from_config(&config, Role::Local)
                 .map_err(|e| format!("adaptive load control: {e}"))?;
+            background_cpu = Some(local.measures().to_string());
             BackgroundGate::with_source(&config.control, Either::Left(local))
         } else {
             // Off: the gate never samples, whatever it is given.
@@ -176,6 +184,7 @@ impl<R: Runtime + Default> App<R> {
             Ok(mut app) => {
                 app.crawler = options.crawler;
                 app.peer = peer;
+                app.background_cpu = background_cpu;
                 Ok(Arc::new(app))
             }
             Err(app) => Ok(app),
@@ -205,7 +214,13 @@ impl<R: Runtime + Default> App<R> {
         search: Option<Search>,
         corpus: Corpus,
     ) -> Arc<App<R>> {
+        let request_cpu = match &cluster {
+            Either::Left(_) => "the cluster's busiest node".to_owned(),
+            Either::Right(system) => format!("this service's {}", system.measures()),
+        };
         Arc::new(App {
+            request_cpu,
+            background_cpu: None,
             guard: LoadGuard::with_source(&config.control, cluster),
             background,
             config: Mutex::new(config),
