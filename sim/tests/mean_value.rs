@@ -205,6 +205,10 @@ fn no_one_cap_keeps_every_factor() {
     for (factor, range) in ranges {
         let (l, m) = range.expect("a range");
         let keeps = (l..=m).contains(&POINT);
-        assert_eq!(keeps, (2.0..=3.0).contains(&factor), "{factor}x: {l} to {m}");
+        assert_eq!(
+            keeps,
+            (2.0..=3.0).contains(&factor),
+            "{factor}x: {l} to {m}"
+        );
     }
 }
