@@ -228,3 +228,87 @@ proptest::proptest! {
         proptest::prop_assert_eq!(admitted, burst, "{:?}", control.admission());
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// The property above over every source a test can give: with or without the busiest
+    /// node's search pool (at any load per core below the one-core node's operating point,
+    /// as a test double reports it), one front end or a fleet of up to four sharing one
+    /// scripted node, each on its own clock: after any light traffic, a burst of any size
+    /// sent at once to one front end is admitted whole, and the ordinary requests after it
+    /// too (the flood bound engages only on a load that keeps growing, and a burst does not).
+    #[test]
+    fn a_burst_below_the_threshold_is_admitted_whole_with_any_source(
+        rate in 1u64..100,
+        latency in 1u64..300,
+        warm in 1u64..10,
+        burst in 1usize..500,
+        cpu in 0u8..70,
+        fleet in 1usize..=4,
+        load_milli in proptest::option::of(0u32..4_000),
+    ) {
+        use load_core::{Admission, AdmissionMode, ControlConfig, CpuPercent, Instant,
+            LoadControl, ManualClock, Outcome, Threshold};
+        use std::time::Duration;
+        let mut config = ControlConfig::new();
+        config.web_threshold = Threshold::from_fess(70);
+        config.admission = AdmissionMode::Limit;
+        let node = load_milli.map(|milli| {
+            SearchPool::new(2, (milli / 1_000).min(2), milli.saturating_sub(2_000) / 1_000)
+                .with_means(milli.min(1_000), milli.saturating_sub(1_000))
+        });
+        // Each front end's clock is a day apart from the others', its polls at its own phase.
+        let fronts: Vec<(LoadControl, ManualClock, u64)> = (0..fleet as u64)
+            .map(|n| {
+                let clock = ManualClock::new(Instant::from_secs(1_000 + 86_400 * n));
+                (LoadControl::from_config(&config), clock, 1_000_000 + 86_400_000 * n)
+            })
+            .collect();
+        let poll = |control: &LoadControl, clock: &ManualClock| {
+            let _ = control.update(load_core::Clock::now(clock), Outcome::Sample(CpuPercent::new(cpu)));
+            control.observe_pool(node);
+        };
+        for (control, clock, _) in &fronts {
+            poll(control, clock);
+        }
+        // Light traffic at every front end: `rate` a second each, answered after `latency`
+        // ms, for `warm` s; each polls once a second at its own phase.
+        let mut held: Vec<std::collections::VecDeque<(u64, Option<load_core::Permit<'_, ManualClock>>)>> =
+            (0..fleet).map(|_| std::collections::VecDeque::new()).collect();
+        let step = 1_000 / rate;
+        for ms in (0..warm * 1_000).step_by(usize::try_from(step).expect("small")) {
+            for (n, (control, clock, epoch)) in fronts.iter().enumerate() {
+                clock.set(Instant::from_millis(epoch + ms));
+                while held[n].front().is_some_and(|(end, _)| *end <= ms) {
+                    held[n].pop_front();
+                }
+                if (ms + 250 * n as u64) % 1_000 < step {
+                    poll(control, clock);
+                }
+                let permit = control.admit("/search?q=x", clock).permit();
+                proptest::prop_assert!(permit.is_some(), "light traffic refused at front end {}: {:?}", n, control.admission());
+                held[n].push_back((ms + latency, permit));
+            }
+        }
+        let (control, clock, _) = &fronts[0];
+        let answers: Vec<_> = (0..burst).map(|_| control.admit("/search?q=x", clock)).collect();
+        let admitted = answers.iter().filter(|a| matches!(a, Admission::Admitted(_))).count();
+        proptest::prop_assert_eq!(admitted, burst, "{:?}", control.admission());
+        // The burst is answered within `latency` ms; ordinary traffic goes on for 3 s.
+        clock.advance(Duration::from_millis(latency));
+        drop(answers);
+        for ms in (0..3_000).step_by(usize::try_from(step).expect("small")) {
+            clock.advance(Duration::from_millis(step));
+            while held[0].front().is_some_and(|(end, _)| *end <= warm * 1_000 + latency + ms) {
+                held[0].pop_front();
+            }
+            if ms % 1_000 < step {
+                poll(control, clock);
+            }
+            let permit = control.admit("/search?q=x", clock).permit();
+            proptest::prop_assert!(permit.is_some(), "an ordinary request refused {} ms after the burst: {:?}", ms, control.admission());
+            held[0].push_back((warm * 1_000 + latency + ms + latency, permit));
+        }
+    }
+}
