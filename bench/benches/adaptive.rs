@@ -16,7 +16,8 @@ use load_core::{AdaptiveGate, CpuPercent};
 
 /// One measurement: `waiters` tasks asleep, then the time to wake them all and run them.
 fn gate_wake(waiters: usize) -> Duration {
-    let gate: Rc<AdaptiveGate> = Rc::new(AdaptiveGate::new(50));
+    let gate: Rc<AdaptiveGate> =
+        Rc::new(AdaptiveGate::new(load_core::GateThreshold::from_fess(50)));
     gate.store(CpuPercent::new(90));
     let done = Rc::new(Cell::new(0usize));
     let mut pool = LocalPool::new();

@@ -1,7 +1,8 @@
 //! The adaptive gate: background work waits while this machine's CPU is at or above a
 //! threshold, and resumes by itself when a sample below it arrives.
 
-use crate::atomic::{AtomicBool, AtomicI32, Ordering};
+use crate::GateThreshold;
+use crate::atomic::{AtomicBool, AtomicU8, Ordering};
 use core::fmt;
 use core::future::Future;
 use core::pin::{Pin, pin};
@@ -44,8 +45,8 @@ impl Pass {
 ///
 /// A sampler (the monitor loop with a local [`crate::CpuSource`]) calls
 /// [`AdaptiveGate::store`] with each sample; workers `await` [`AdaptiveGate::wait`] before
-/// each unit of work. A wait completes at once when the gate is disabled (threshold
-/// `<= 0`), when the CPU is unknown, or when it is below the threshold; otherwise it sleeps
+/// each unit of work. A wait completes at once when the gate is disabled (its threshold
+/// off: Fess's `<= 0`, or above 100), when the CPU is unknown, or when it is below the threshold; otherwise it sleeps
 /// until a sample below the threshold is stored, or until the gate is stopped.
 ///
 /// # Stopping
@@ -67,9 +68,9 @@ impl Pass {
 /// by waiters that must sleep and by the sampler, never by a wait that passes.
 ///
 /// ```
-/// use load_core::{AdaptiveGate, CpuPercent, Pass};
+/// use load_core::{AdaptiveGate, CpuPercent, GateThreshold, Pass};
 /// # futures::executor::block_on(async {
-/// static GATE: AdaptiveGate = AdaptiveGate::new(50);
+/// static GATE: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(50));
 ///
 /// GATE.store(CpuPercent::new(30));
 /// assert_eq!(GATE.wait().await, Pass::Proceed); // below 50 %: passes at once
@@ -82,43 +83,44 @@ impl Pass {
 /// # });
 /// ```
 pub struct AdaptiveGate<M: RawMutex = CriticalSectionRawMutex> {
-    threshold: AtomicI32,
+    /// [`GateThreshold::get`]: Fess's integer, `0` when off.
+    threshold: AtomicU8,
     gauge: CpuGauge,
     stopped: AtomicBool,
     waiters: WaitList<M>,
 }
 
 impl<M: RawMutex> AdaptiveGate<M> {
-    /// A gate at `threshold` percent (`adaptive.load.control`; `<= 0` disables it). Its CPU
+    /// A gate at `threshold` (`adaptive.load.control`; off, it never closes). Its CPU
     /// reads 0 % until the first sample.
     #[must_use]
-    pub const fn new(threshold: i32) -> AdaptiveGate<M> {
+    pub const fn new(threshold: GateThreshold) -> AdaptiveGate<M> {
         AdaptiveGate {
-            threshold: AtomicI32::new(threshold),
+            threshold: AtomicU8::new(threshold.get()),
             gauge: CpuGauge::new(),
             stopped: AtomicBool::new(false),
             waiters: WaitList::new(),
         }
     }
 
-    /// The threshold in percent.
+    /// The threshold.
     #[must_use]
-    pub fn threshold(&self) -> i32 {
-        self.threshold.load(Ordering::Relaxed)
+    pub fn threshold(&self) -> GateThreshold {
+        GateThreshold::from_fess(i32::from(self.threshold.load(Ordering::Relaxed)))
     }
 
     /// Changes the threshold at run time; waiters that it lets through are woken at once.
-    pub fn set_threshold(&self, threshold: i32) {
-        self.threshold.store(threshold, Ordering::Relaxed);
+    pub fn set_threshold(&self, threshold: GateThreshold) {
+        self.threshold.store(threshold.get(), Ordering::Relaxed);
         if self.is_open() {
             self.waiters.wake_all();
         }
     }
 
-    /// Whether the gate ever closes (threshold above 0).
+    /// Whether the gate ever closes: its threshold is not off.
     #[must_use]
     pub fn is_enabled(&self) -> bool {
-        self.threshold() > 0
+        !self.threshold().is_off()
     }
 
     /// The latest local CPU sample.
@@ -148,12 +150,7 @@ impl<M: RawMutex> AdaptiveGate<M> {
     }
 
     fn open_for(&self, cpu: Option<CpuPercent>) -> bool {
-        let threshold = self.threshold();
-        match cpu {
-            _ if threshold <= 0 => true,
-            None => true,
-            Some(cpu) => i32::from(cpu.get()) < threshold,
-        }
+        cpu.is_none_or(|cpu| !self.threshold().is_reached(cpu))
     }
 
     /// How many [`AdaptiveGate::wait`]s are sleeping now.
@@ -360,7 +357,7 @@ mod tests {
 
     #[test]
     fn open_gate_passes_without_registering() {
-        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let gate: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(50));
         let mut task = Task::new(&gate);
         assert!(task.poll(), "0 % before any sample");
         gate.store(cpu(49));
@@ -372,8 +369,8 @@ mod tests {
 
     #[test]
     fn disabled_gate_never_waits() {
-        for threshold in [0, -1] {
-            let gate: AdaptiveGate = AdaptiveGate::new(threshold);
+        for threshold in [0, -1, 101, i32::MAX] {
+            let gate: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(threshold));
             gate.store(cpu(100));
             assert!(gate.is_open());
             assert!(!gate.is_enabled());
@@ -383,7 +380,7 @@ mod tests {
 
     #[test]
     fn closed_gate_sleeps_until_a_sample_below_the_threshold() {
-        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let gate: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(50));
         gate.store(cpu(50)); // equality closes
         let mut task = Task::new(&gate);
         assert!(!task.poll());
@@ -399,7 +396,7 @@ mod tests {
 
     #[test]
     fn ten_thousand_waiters_wake_once_each_without_polling() {
-        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let gate: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(50));
         gate.store(cpu(80));
         let mut tasks: Vec<Task<'_>> = (0..10_000).map(|_| Task::new(&gate)).collect();
         for task in &mut tasks {
@@ -425,7 +422,7 @@ mod tests {
 
     #[test]
     fn dropped_waiters_do_not_strand_the_others() {
-        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let gate: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(50));
         gate.store(cpu(80));
         let mut tasks: Vec<Task<'_>> = (0..100).map(|_| Task::new(&gate)).collect();
         for task in &mut tasks {
@@ -453,7 +450,7 @@ mod tests {
 
     #[test]
     fn reopening_and_closing_between_polls_loses_nobody() {
-        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let gate: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(50));
         gate.store(cpu(80));
         let mut tasks: Vec<Task<'_>> = (0..64).map(|_| Task::new(&gate)).collect();
         for task in &mut tasks {
@@ -471,22 +468,22 @@ mod tests {
 
     #[test]
     fn raising_the_threshold_releases_waiters_at_once() {
-        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let gate: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(50));
         gate.store(cpu(70));
         let mut task = Task::new(&gate);
         assert!(!task.poll());
-        gate.set_threshold(60);
+        gate.set_threshold(GateThreshold::from_fess(60));
         assert_eq!(task.counter.wakes(), 0, "70 % is still at or above 60 %");
-        gate.set_threshold(80);
+        gate.set_threshold(GateThreshold::from_fess(80));
         assert_eq!(task.counter.wakes(), 1);
         assert!(task.poll());
-        gate.set_threshold(0);
+        gate.set_threshold(GateThreshold::from_fess(0));
         assert!(!gate.is_enabled());
     }
 
     #[test]
     fn wait_timeout_gives_up_at_the_deadline() {
-        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let gate: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(50));
         let clock = ManualClock::new(Instant::ZERO);
         gate.store(cpu(75));
         let pass =
@@ -507,7 +504,7 @@ mod tests {
 
     #[test]
     fn stopping_releases_every_waiter_with_stopped() {
-        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let gate: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(50));
         gate.store(cpu(90));
         let mut tasks: Vec<Task<'_>> = (0..1_000).map(|_| Task::new(&gate)).collect();
         for task in &mut tasks {

@@ -387,7 +387,7 @@ mod tests {
 
     #[test]
     fn local_points_show_the_gate() {
-        let gate: AdaptiveGate = AdaptiveGate::new(75);
+        let gate: AdaptiveGate = AdaptiveGate::new(crate::GateThreshold::from_fess(75));
         let history: LocalHistory<4> = LocalHistory::new();
         let sink = LocalSink::new(&gate).with_history(&history);
         sink.on_outcome(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(40)));

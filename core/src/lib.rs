@@ -17,6 +17,7 @@ pub mod busy;
 mod config;
 mod control;
 mod failures;
+mod gate_threshold;
 mod gauge;
 pub mod history;
 mod json;
@@ -45,6 +46,7 @@ pub use config::{
 };
 pub use control::{Admission, Decision, LoadControl, Permit, Settings, Ticket, Transitions};
 pub use failures::{FailureCounter, FailureLevel};
+pub use gate_threshold::GateThreshold;
 pub use gauge::{CpuGauge, Reading};
 pub use path::{
     EXCLUDED_PREFIXES, PathRules, Route, STATIC_EXTENSIONS, StaticFiles, classify,

@@ -341,6 +341,6 @@ fn describe(config: &load_smol::Config, runtime: RuntimeKind) {
             config.control.adaptive_threshold
         );
     } else {
-        log::info!("Adaptive load control is off (adaptive.load.control <= 0)");
+        log::info!("Adaptive load control is off (adaptive.load.control <= 0 or above 100)");
     }
 }

@@ -59,7 +59,7 @@ fn cluster_history() -> ClusterHistory {
 }
 
 fn local_history() -> LocalHistory {
-    let gate: AdaptiveGate = AdaptiveGate::new(75);
+    let gate: AdaptiveGate = AdaptiveGate::new(load_smol::GateThreshold::from_fess(75));
     let history = LocalHistory::new();
     let sink = LocalSink::new(&gate).with_history(&history);
     for (second, cpu) in (1..).zip([40, 50, 90, 95, 60, 40]) {
@@ -84,7 +84,7 @@ fn view<'a>(
         window: Duration::from_secs(20),
         web_threshold: Threshold::from_fess(70),
         api_threshold: Threshold::from_fess(90),
-        adaptive_threshold: 75,
+        adaptive_threshold: load_smol::GateThreshold::from_fess(75),
         smoothing: false,
         mode: Mode::Enforce,
         admission: AdmissionMode::Threshold,
@@ -325,7 +325,7 @@ fn thresholds_that_cannot_be_reached_draw_no_line() {
     // 100 and above: web and API control off; 0 and below: the adaptive gate off.
     view.web_threshold = 100.into();
     view.api_threshold = 120.into();
-    view.adaptive_threshold = 0;
+    view.adaptive_threshold = load_smol::GateThreshold::OFF;
     let page = dashboard::page(&view);
     assert!(!page.contains("class=\"threshold"), "{page}");
     assert!(page.contains("Web: off"), "{page}");
@@ -340,7 +340,7 @@ fn thresholds_at_the_edges_are_drawn_as_they_act() {
     let mut view = view(&cluster, &local);
     view.web_threshold = 0.into();
     view.api_threshold = Threshold::from_fess(-5);
-    view.adaptive_threshold = 100;
+    view.adaptive_threshold = load_smol::GateThreshold::from_fess(100);
     view.rejecting_web = true;
     view.rejecting_api = true;
     let page = dashboard::page(&view);

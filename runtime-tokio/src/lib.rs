@@ -32,11 +32,11 @@ pub use load_runtime::{
     AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse, Clock,
     ClusterConfig, ClusterStatus, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
     CpuPercent, CpuSample, CpuSource, CpuSourceKind, Decision, FailureCounter, FailurePolicy,
-    FixedSource, FromConfig, Instant, LoadControl, ManualClock, Mode, NodeUrl, Origin, Outcome,
-    Pass, PendingPermit, ReadConfigError, RequestPermit, Role, Route, Runtime, ScriptedSource,
-    Secret, Settings, SetupError, Sleep, Smoothing, SourceError, SourceErrorKind, StaticFiles,
-    Stats, StdClock, Text, Threshold, UrlError, env_config, history, keys, monitor, read_config,
-    read_config_with_env,
+    FixedSource, FromConfig, GateThreshold, Instant, LoadControl, ManualClock, Mode, NodeUrl,
+    Origin, Outcome, Pass, PendingPermit, ReadConfigError, RequestPermit, Role, Route, Runtime,
+    ScriptedSource, Secret, Settings, SetupError, Sleep, Smoothing, SourceError, SourceErrorKind,
+    StaticFiles, Stats, StdClock, Text, Threshold, UrlError, env_config, history, keys, monitor,
+    read_config, read_config_with_env,
 };
 
 #[cfg(feature = "opensearch")]

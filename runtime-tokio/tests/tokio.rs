@@ -363,7 +363,11 @@ async fn a_thousand_concurrent_first_requests_start_one_monitor() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiters_sleep_while_busy_and_all_resume() {
     let dial = Dial::at(90);
-    let gate = BackgroundGate::with_source_every(50, INTERVAL, dial.clone());
+    let gate = BackgroundGate::with_source_every(
+        load_tokio::GateThreshold::from_fess(50),
+        INTERVAL,
+        dial.clone(),
+    );
     assert!(eventually(Duration::from_secs(5), || gate.cpu() == CpuPercent::new(90)).await);
     let done = Arc::new(AtomicUsize::new(0));
     for _ in 0..100 {
@@ -392,7 +396,11 @@ async fn waiters_sleep_while_busy_and_all_resume() {
 #[tokio::test(flavor = "current_thread")]
 async fn ten_thousand_waiters_cost_no_polling() {
     let dial = Dial::at(90);
-    let gate = BackgroundGate::with_source_every(50, INTERVAL, dial.clone());
+    let gate = BackgroundGate::with_source_every(
+        load_tokio::GateThreshold::from_fess(50),
+        INTERVAL,
+        dial.clone(),
+    );
     assert!(eventually(Duration::from_secs(5), || gate.cpu() == CpuPercent::new(90)).await);
     let done = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();

@@ -9,8 +9,8 @@ use std::time::Duration;
 use load_core::history::LocalHistory;
 use load_core::monitor::{self, LocalSink, Schedule};
 use load_core::{
-    AdaptiveGate, Config, ControlConfig, CpuPercent, CpuSource, FailureCounter, FromConfig, Pass,
-    Role, SetupError, StdClock,
+    AdaptiveGate, Config, ControlConfig, CpuPercent, CpuSource, FailureCounter, FromConfig,
+    GateThreshold, Pass, Role, SetupError, StdClock,
 };
 
 use crate::Runtime;
@@ -24,7 +24,7 @@ use crate::task::TaskState;
 /// with their runtime and a default source: `load_smol::BackgroundGate` samples
 /// `load_system::SystemSource` (with their `system` feature).
 ///
-/// The sampler starts at construction when the gate is enabled (threshold above 0); a
+/// The sampler starts at construction when the gate is enabled (its threshold not off); a
 /// disabled gate never waits and never samples. Cheap to clone; the sampler stops when the
 /// last clone is dropped or at [`BackgroundGate::shutdown`].
 pub struct BackgroundGate<R: Runtime, S> {
@@ -56,7 +56,7 @@ pub struct BackgroundStats {
     /// The latest local CPU sample; `None` when unknown.
     pub cpu: Option<CpuPercent>,
     /// `adaptive.load.control`.
-    pub threshold: i32,
+    pub threshold: GateThreshold,
     /// Waits sleeping now.
     pub waiting: u32,
     /// Waits that had to sleep, in all.
@@ -133,7 +133,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> BackgroundGate<R, S> {
 
     /// A gate at `threshold`, fed by `source` every `interval`.
     #[must_use]
-    pub fn with_source_every(threshold: i32, interval: Duration, source: S) -> Self
+    pub fn with_source_every(threshold: GateThreshold, interval: Duration, source: S) -> Self
     where
         R: Default,
     {
@@ -143,12 +143,17 @@ impl<R: Runtime, S: CpuSource + Send + 'static> BackgroundGate<R, S> {
     /// [`BackgroundGate::with_source_every`], sampling on `runtime` (a runtime handle of
     /// your own, where the adapter's `Default` would pick another).
     #[must_use]
-    pub fn with_source_every_on(threshold: i32, interval: Duration, source: S, runtime: R) -> Self {
+    pub fn with_source_every_on(
+        threshold: GateThreshold,
+        interval: Duration,
+        source: S,
+        runtime: R,
+    ) -> Self {
         Self::build(threshold, interval, Some(source), runtime)
     }
 
     /// A gate; the sampler runs when the gate is enabled and there is a source.
-    fn build(threshold: i32, interval: Duration, source: Option<S>, runtime: R) -> Self {
+    fn build(threshold: GateThreshold, interval: Duration, source: Option<S>, runtime: R) -> Self {
         let shared = Arc::new(BackgroundShared {
             gate: AdaptiveGate::new(threshold),
             history: LocalHistory::new(),

@@ -34,8 +34,8 @@ use std::time::Duration;
 
 use load_core::history::{ClusterPoint, HISTORY_LEN, LocalPoint, Timeline};
 use load_core::{
-    AdmissionMode, AdmissionStats, Clock, Config, CpuPercent, CpuSource, Instant, Mode, Smoothing,
-    Threshold, keys,
+    AdmissionMode, AdmissionStats, Clock, Config, CpuPercent, CpuSource, GateThreshold, Instant,
+    Mode, Smoothing, Threshold, keys,
 };
 
 use crate::{BackgroundGate, LoadGuard, Runtime};
@@ -211,7 +211,7 @@ pub struct View<'a> {
     /// `api.load.control`.
     pub api_threshold: Threshold,
     /// `adaptive.load.control`.
-    pub adaptive_threshold: i32,
+    pub adaptive_threshold: GateThreshold,
     /// Whether smoothing is on (the effective CPU is drawn beside the raw one).
     pub smoothing: bool,
     /// `load.control.mode`.
@@ -391,11 +391,6 @@ fn threshold_line(svg: &mut String, class: &str, label: &str, threshold: i32, ac
         tx = LEFT + 4.0,
         ty = (y - 4.0).max(TOP + 12.0),
     );
-}
-
-/// Whether the adaptive threshold acts: above 0 (at 100 work waits at 100 % CPU).
-fn adaptive_threshold_acts(threshold: i32) -> bool {
-    threshold > 0
 }
 
 fn shade(svg: &mut String, class: &str, title: &str, spans: &[(f64, f64)]) {
@@ -597,8 +592,8 @@ pub fn local_chart(view: &View<'_>) -> String {
         &mut svg,
         "adaptive",
         "adaptive",
-        view.adaptive_threshold,
-        adaptive_threshold_acts(view.adaptive_threshold),
+        i32::from(view.adaptive_threshold.get()),
+        !view.adaptive_threshold.is_off(),
     );
     let data = path(
         points
@@ -726,7 +721,7 @@ pub fn page(view: &View<'_>) -> String {
     let (api_class, api_text) = state(view.rejecting_api, view.api_threshold, view);
     let local_now = view.local.latest();
     let crawler = match local_now {
-        _ if !adaptive_threshold_acts(view.adaptive_threshold) => "running (adaptive control off)",
+        _ if view.adaptive_threshold.is_off() => "running (adaptive control off)",
         Some(point) if !point.open => "paused",
         _ => "running",
     };

@@ -173,13 +173,13 @@ impl Collector for LoadCollector {
             ));
         }
         if let Some(local) = &local {
-            thresholds.push((Some(("class", "adaptive")), int(local.threshold)));
+            thresholds.push((Some(("class", "adaptive")), int(local.threshold.get())));
         }
         if !thresholds.is_empty() {
             gauge(
                 &mut encoder,
                 "threshold_percent",
-                "Thresholds in force (100: not controlled)",
+                "Thresholds in force (web and api: 100 is not controlled; adaptive: 0 is off)",
                 &thresholds,
             )?;
         }

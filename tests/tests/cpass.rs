@@ -9,7 +9,7 @@ fn send_sync<T: Send + Sync>() {}
 fn copy<T: Copy>() {}
 
 static CONTROL: LoadControl = LoadControl::new(80, 90);
-static GATE: AdaptiveGate = AdaptiveGate::new(50);
+static GATE: AdaptiveGate = AdaptiveGate::new(load_core::GateThreshold::from_fess(50));
 static GAUGE: CpuGauge = CpuGauge::new();
 static FAILURES: FailureCounter = FailureCounter::new();
 static CLOCK: ManualClock = ManualClock::new(load_core::Instant::ZERO);

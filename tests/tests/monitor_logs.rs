@@ -98,7 +98,11 @@ async fn cluster_monitor<R: Runtime + Default>() {
 async fn adaptive_sampler<R: Runtime + Default>() {
     logs::start();
     let source: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(90))));
-    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(20), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(
+        load_core::GateThreshold::from_fess(50),
+        Duration::from_millis(20),
+        source,
+    );
     assert!(wait_until(Duration::from_secs(5), || gate.cpu() == CpuPercent::new(90)));
     let waiters: Vec<_> = (0..5)
         .map(|_| {

@@ -438,7 +438,11 @@ fn leaked(cpu: u8) -> &'static FixedSource {
 
 async fn waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample<R: Runtime + Default>() {
     let source = leaked(90);
-    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(20), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(
+        load_core::GateThreshold::from_fess(50),
+        Duration::from_millis(20),
+        source,
+    );
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
     let done = Arc::new(AtomicUsize::new(0));
     for _ in 0..100 {
@@ -468,7 +472,11 @@ async fn waiters_sleep_while_busy_and_all_resume_on_the_first_low_sample<R: Runt
 
 async fn wait_timeout_times_out_after_its_deadline<R: Runtime + Default>() {
     let source = leaked(95);
-    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(20), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(
+        load_core::GateThreshold::from_fess(50),
+        Duration::from_millis(20),
+        source,
+    );
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(95))).await);
     let started = Instant::now();
     assert_eq!(
@@ -486,10 +494,13 @@ async fn wait_timeout_times_out_after_its_deadline<R: Runtime + Default>() {
 }
 
 async fn a_disabled_gate_never_waits_nor_samples<R: Runtime + Default>() {
-    for threshold in [0, -10] {
+    for threshold in [0, -10, 101] {
         let source = leaked(100);
-        let gate =
-            BackgroundGate::<R, _>::with_source_every(threshold, Duration::from_millis(10), source);
+        let gate = BackgroundGate::<R, _>::with_source_every(
+            load_core::GateThreshold::from_fess(threshold),
+            Duration::from_millis(10),
+            source,
+        );
         assert_eq!(gate.wait().await, Pass::Proceed);
         assert_eq!(gate.wait_timeout(Duration::ZERO).await, Pass::Proceed);
         assert_eq!(gate.wait_blocking(), Pass::Proceed);
@@ -501,7 +512,11 @@ async fn a_disabled_gate_never_waits_nor_samples<R: Runtime + Default>() {
 async fn ten_thousand_waiters_cost_no_polling<R: Runtime + Default>() {
     let source = leaked(90);
     let interval = Duration::from_millis(50);
-    let gate = BackgroundGate::<R, _>::with_source_every(50, interval, source);
+    let gate = BackgroundGate::<R, _>::with_source_every(
+        load_core::GateThreshold::from_fess(50),
+        interval,
+        source,
+    );
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
     let done = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -534,7 +549,11 @@ async fn ten_thousand_waiters_cost_no_polling<R: Runtime + Default>() {
 
 async fn plain_threads_block_and_resume<R: Runtime + Default>() {
     let source = leaked(90);
-    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(20), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(
+        load_core::GateThreshold::from_fess(50),
+        Duration::from_millis(20),
+        source,
+    );
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(90))).await);
     assert_eq!(
         gate.wait_blocking_timeout(Duration::from_millis(50)),
@@ -570,7 +589,11 @@ async fn shutdown_stops_the_tasks<R: Runtime + Default>() {
     assert_eq!(stub.requests(), after, "no poll after shutdown");
 
     let source = leaked(10);
-    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(10), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(
+        load_core::GateThreshold::from_fess(50),
+        Duration::from_millis(10),
+        source,
+    );
     assert!(eventually::<R>(Duration::from_secs(5), || source.taken() >= 2).await);
     drop(gate); // the last handle: the sampler stops by itself
     pause::<R>(Duration::from_millis(50)).await;
@@ -588,7 +611,11 @@ async fn shutdown_stops_the_tasks<R: Runtime + Default>() {
 /// single waker, so one of two waiters could wait forever).
 async fn shutdown_releases_parked_work_and_many_callers<R: Runtime + Default>() {
     let source = leaked(95);
-    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::from_millis(20), source);
+    let gate = BackgroundGate::<R, _>::with_source_every(
+        load_core::GateThreshold::from_fess(50),
+        Duration::from_millis(20),
+        source,
+    );
     assert!(eventually::<R>(Duration::from_secs(5), || gate.cpu() == Some(cpu(95))).await);
     let stopped = Arc::new(AtomicUsize::new(0));
     for _ in 0..50 {
@@ -675,7 +702,11 @@ async fn fleet_jitter_delays_the_first_poll_within_its_window<R: Runtime + Defau
 /// shutdown never returned. Both now run and stop.
 async fn a_zero_interval_in_code_does_not_hold_the_executor<R: Runtime + Default>() {
     let local = leaked(70);
-    let gate = BackgroundGate::<R, _>::with_source_every(50, Duration::ZERO, local);
+    let gate = BackgroundGate::<R, _>::with_source_every(
+        load_core::GateThreshold::from_fess(50),
+        Duration::ZERO,
+        local,
+    );
     let cluster = leaked(91);
     let mut config = config(80, 100);
     config.control.monitor_interval = Duration::ZERO;
@@ -794,7 +825,12 @@ fn monitors_run_on_an_executor_of_your_own() {
     let source = leaked(95);
     let guard = LoadGuard::with_source_on(&config(80, 100).control, source, on_mine.clone());
     let local = leaked(70);
-    let gate = BackgroundGate::with_source_every_on(50, INTERVAL, local, on_mine);
+    let gate = BackgroundGate::with_source_every_on(
+        load_core::GateThreshold::from_fess(50),
+        INTERVAL,
+        local,
+        on_mine,
+    );
     let _ = guard.check("/search");
     assert!(guard.monitor_started());
     std::thread::sleep(INTERVAL * 6);

@@ -43,7 +43,7 @@ static LOCAL: load_core::FixedSource = load_core::FixedSource::new(CpuPercent::n
 #[test]
 fn background_stats_serialize() {
     let gate = load_runtime::BackgroundGate::<Never, _>::with_source_every(
-        50,
+        load_core::GateThreshold::from_fess(50),
         std::time::Duration::from_secs(1),
         &LOCAL,
     );

@@ -6,7 +6,7 @@ use core::time::Duration;
 use super::apply::{Apply, apply_entries};
 use super::{ConfigError, keys};
 use crate::properties::{Encoding, Properties};
-use crate::{StaticFiles, Threshold};
+use crate::{GateThreshold, StaticFiles, Threshold};
 
 /// What a failed poll of the cluster means for requests (`load.control.failure.policy`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -108,9 +108,9 @@ pub struct ControlConfig {
     pub api_threshold: Threshold,
     /// `load.control.monitor.interval`: time between polls, 1 s to one day. Default 1 s.
     pub monitor_interval: Duration,
-    /// `adaptive.load.control`: local CPU % at or above which background work waits. `<= 0`
-    /// disables. Default 50.
-    pub adaptive_threshold: i32,
+    /// `adaptive.load.control`: local CPU % at or above which background work waits; off at
+    /// `<= 0` or above 100. Default 50.
+    pub adaptive_threshold: GateThreshold,
     /// `load.control.retry.after`: seconds in `Retry-After` and the API body. Default 60.
     pub retry_after: u32,
     /// `load.control.failure.policy`. Default [`FailurePolicy::Open`] (Fess).
@@ -167,7 +167,7 @@ impl ControlConfig {
         web_threshold: Threshold::OFF,
         api_threshold: Threshold::OFF,
         monitor_interval: Duration::from_secs(1),
-        adaptive_threshold: 50,
+        adaptive_threshold: GateThreshold::DEFAULT,
         retry_after: 60,
         failure_policy: FailurePolicy::Open,
         stale_after: Duration::from_secs(10),
@@ -209,10 +209,10 @@ impl ControlConfig {
         !self.web_threshold.is_off() || !self.api_threshold.is_off()
     }
 
-    /// Whether adaptive control of background work is on: a threshold above 0.
+    /// Whether adaptive control of background work is on: its threshold is not off.
     #[must_use]
     pub const fn adaptive_enabled(&self) -> bool {
-        self.adaptive_threshold > 0
+        !self.adaptive_threshold.is_off()
     }
 
     /// Reads the control keys from the text of a Java properties file, on top of the

@@ -10,7 +10,7 @@ use super::{
     AdmissionMode, ClusterConfig, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
     CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS, Mode, Origin, Smoothing,
 };
-use crate::{Secret, Text, Threshold};
+use crate::{GateThreshold, Secret, Text, Threshold};
 
 /// CPU % at or above which web requests are rejected; `>= 100` disables.
 pub const WEB_LOAD_CONTROL: &str = "web.load.control";
@@ -366,10 +366,10 @@ pub const TABLE: [Key; 23] = [
         variable: None,
         restart: false,
         secret: false,
-        doc: "local CPU % at or above which background work waits; <= 0 disables",
+        doc: "local CPU % at or above which background work waits; <= 0 or above 100 disables",
         field: Field::Control(Access {
             set: |c, v| {
-                c.adaptive_threshold = threshold(v)?;
+                c.adaptive_threshold = GateThreshold::from_fess(threshold(v)?);
                 Ok(())
             },
             check: |_| Ok(()),

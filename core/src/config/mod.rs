@@ -47,7 +47,7 @@ pub const DEFAULT_TAU: Duration = Duration::from_secs(5);
 /// let control = &config.control;
 /// assert_eq!((control.web_threshold, control.api_threshold), (70.into(), 80.into()));
 /// assert_eq!(control.monitor_interval.as_secs(), 2);
-/// assert_eq!(control.adaptive_threshold, 50);
+/// assert_eq!(control.adaptive_threshold.get(), 50);
 /// assert!(control.http_control_enabled());
 /// assert_eq!(config.cluster.urls.map(|urls| urls.len()), Some(2));
 /// # Ok::<(), load_core::ConfigError>(())

@@ -1,7 +1,7 @@
 //! The configuration: parsing, keys, environment, validation, addresses.
 
 use super::*;
-use crate::{Text, Threshold};
+use crate::{GateThreshold, Text, Threshold};
 
 fn parse(text: &str) -> Config {
     match Config::from_properties(text) {
@@ -17,7 +17,10 @@ fn defaults_are_fess_defaults() {
     assert_eq!(config.control.web_threshold, Threshold::from_fess(100));
     assert_eq!(config.control.api_threshold, Threshold::from_fess(100));
     assert_eq!(config.control.monitor_interval, Duration::from_secs(1));
-    assert_eq!(config.control.adaptive_threshold, 50);
+    assert_eq!(
+        config.control.adaptive_threshold,
+        GateThreshold::from_fess(50)
+    );
     assert_eq!(config.control.retry_after, 60);
     assert_eq!(config.cluster.urls, None);
     assert!(!config.control.http_control_enabled());
@@ -38,7 +41,7 @@ fn separators_whitespace_and_comments() {
     assert_eq!(config.control.web_threshold, Threshold::from_fess(70));
     assert_eq!(config.control.api_threshold, Threshold::from_fess(80));
     assert_eq!(config.control.monitor_interval, Duration::from_secs(2));
-    assert_eq!(config.control.adaptive_threshold, 0);
+    assert_eq!(config.control.adaptive_threshold, GateThreshold::OFF);
     assert!(!config.control.adaptive_enabled());
     // `:=30`: the separator is `:`, the value `=30`, which is not an integer in Java
     // either. Prove it with the error instead:

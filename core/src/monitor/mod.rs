@@ -275,7 +275,7 @@ mod tests {
 
     #[test]
     fn the_adaptive_sink_reads_a_failure_as_unknown() {
-        let gate: AdaptiveGate = AdaptiveGate::new(50);
+        let gate: AdaptiveGate = AdaptiveGate::new(crate::GateThreshold::from_fess(50));
         let failures = FailureCounter::new();
         let sink = LocalSink::new(&gate);
         handle_outcome(
@@ -395,7 +395,8 @@ mod tests {
         let starts = Mutex::new(Vec::new());
         let stop = Stop::new();
         let failures = FailureCounter::new();
-        let gate: crate::AdaptiveGate = crate::AdaptiveGate::new(50);
+        let gate: crate::AdaptiveGate =
+            crate::AdaptiveGate::new(crate::GateThreshold::from_fess(50));
         let gate_sink = LocalSink::new(&gate);
         let mut pool = futures::executor::LocalPool::new();
         let seen_by_other = Rc::new(Cell::new(None));

@@ -263,9 +263,9 @@ fn log_flood(control: &LoadControl, (before, now): (bool, bool), refused: u32) {
 /// ```
 /// use load_core::history::LocalHistory;
 /// use load_core::monitor::{LocalSink, Sink};
-/// use load_core::{AdaptiveGate, CpuPercent, Instant, Outcome};
+/// use load_core::{AdaptiveGate, CpuPercent, GateThreshold, Instant, Outcome};
 ///
-/// let gate: AdaptiveGate = AdaptiveGate::new(75);
+/// let gate: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(75));
 /// let history: LocalHistory = LocalHistory::new();
 /// let sink = LocalSink::new(&gate).with_history(&history);
 /// sink.on_outcome(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(90)));

@@ -71,7 +71,7 @@ impl<R: Runtime + Default> App<R> {
             "thresholds": {
                 "web": config.control.web_threshold.get(),
                 "api": config.control.api_threshold.get(),
-                "adaptive": adaptive.threshold,
+                "adaptive": adaptive.threshold.get(),
             },
             "cluster": match &config.cluster.urls {
                 Some(urls) => urls.to_string(),

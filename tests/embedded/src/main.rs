@@ -60,7 +60,7 @@ fn config_from_fess_properties() -> Check {
         config.api_threshold == Threshold::from_fess(90),
         "api.load.control",
     )?;
-    expect(config.adaptive_threshold == 50, "adaptive.load.control")?;
+    expect(config.adaptive_threshold.get() == 50, "adaptive.load.control")?;
     let later = ControlConfig::from_properties("web.load.control=\nweb.load.control=70\n")
         .map_err(|_| "the last duplicate does not win")?;
     expect(
@@ -199,7 +199,7 @@ fn feed_a_scripted_source() -> Check {
     expect(source.taken() == 4, "every sample taken")
 }
 
-static GATE: AdaptiveGate = AdaptiveGate::new(50);
+static GATE: AdaptiveGate = AdaptiveGate::new(load_core::GateThreshold::from_fess(50));
 
 fn adaptive_gate_waits_and_opens() -> Check {
     GATE.store(CpuPercent::new(90));
