@@ -141,9 +141,10 @@ impl Cgroup {
     ///
     /// # Errors
     ///
-    /// [`CgroupError::Read`] when a `/proc` file cannot be read;
-    /// [`CgroupError::NotLocated`] when no mounted hierarchy with CPU accounting holds the
-    /// process; the usage file's own error when it is there but unreadable.
+    /// [`CgroupError::Read`] when a `/proc` file, or the cgroup's usage file, is missing or
+    /// cannot be read; [`CgroupError::Malformed`] when the usage file does not say what it
+    /// should; [`CgroupError::NotLocated`] when no mounted hierarchy with CPU accounting
+    /// holds the process.
     pub fn own() -> Result<Cgroup, CgroupError> {
         Cgroup::own_under(Path::new("/"))
     }
@@ -156,8 +157,12 @@ impl Cgroup {
     /// As [`Cgroup::own`].
     pub fn own_under(prefix: &Path) -> Result<Cgroup, CgroupError> {
         let read = |file: &str| {
+            // Lossy: a mount point elsewhere may hold any bytes (the kernel escapes only
+            // space, tab, newline and backslash), and it must not hide the cgroup's line.
             let file = prefix.join(file);
-            std::fs::read_to_string(&file).map_err(|source| CgroupError::Read { file, source })
+            std::fs::read(&file)
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                .map_err(|source| CgroupError::Read { file, source })
         };
         let (cgroup, mountinfo) = (read("proc/self/cgroup")?, read("proc/self/mountinfo")?);
         let located = locate(prefix, &cgroup, &mountinfo).map_err(|e| CgroupError::NotLocated {
@@ -173,7 +178,12 @@ impl Cgroup {
                     quota_cpus: least_up_to(&dir, &mount, |d| {
                         read_text(d.join("cpu.max")).and_then(|t| parse_quota(&t))
                     }),
-                    cpuset_cpus: read_text(dir.join("cpuset.cpus.effective"))
+                    // The nearest that has it: a cgroup whose parent does not enable the
+                    // cpuset controller for its children has no file of its own.
+                    cpuset_cpus: dir
+                        .ancestors()
+                        .take_while(|d| d.starts_with(&mount))
+                        .find_map(|d| read_text(d.join("cpuset.cpus.effective")))
                         .and_then(|t| parse_cpu_list(&t)),
                     usage_file,
                 })
@@ -195,8 +205,11 @@ impl Cgroup {
                             )
                         })
                     }),
+                    // `effective_cpus` leaves out CPUs taken offline; older kernels lack it.
                     cpuset_cpus: cpuset.and_then(|(dir, _)| {
-                        read_text(dir.join("cpuset.cpus")).and_then(|t| parse_cpu_list(&t))
+                        read_text(dir.join("cpuset.effective_cpus"))
+                            .or_else(|| read_text(dir.join("cpuset.cpus")))
+                            .and_then(|t| parse_cpu_list(&t))
                     }),
                     usage_file,
                 })
@@ -284,18 +297,18 @@ fn parse_quota(text: &str) -> Option<f64> {
 
 /// A cpuset list (`"0-3,6"`): how many CPUs it names.
 fn parse_cpu_list(text: &str) -> Option<usize> {
-    let mut count = 0;
+    let mut count: usize = 0;
     for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        count += match part.split_once('-') {
-            Some((a, b)) => {
-                b.trim()
-                    .parse::<usize>()
-                    .ok()?
-                    .checked_sub(a.trim().parse().ok()?)?
-                    + 1
-            }
+        let cpus = match part.split_once('-') {
+            Some((a, b)) => b
+                .trim()
+                .parse::<usize>()
+                .ok()?
+                .checked_sub(a.trim().parse().ok()?)?
+                .checked_add(1)?,
             None => part.trim().parse::<usize>().map(|_| 1).ok()?,
         };
+        count = count.checked_add(cpus)?;
     }
     (count > 0).then_some(count)
 }
@@ -399,6 +412,11 @@ mod tests {
         assert_eq!(parse_cpu_list(""), None);
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("a-b"), None);
+        assert_eq!(parse_cpu_list("0-18446744073709551615"), None, "overflow");
+        assert_eq!(
+            parse_cpu_list("0-9223372036854775807,0-9223372036854775807"),
+            None
+        );
     }
 
     #[test]

@@ -24,8 +24,9 @@ pub(crate) enum Located {
 pub(crate) enum NotLocated {
     /// `/proc/self/cgroup` names no hierarchy with CPU accounting that is mounted.
     NoHierarchy,
-    /// The cgroup's path lies outside what its hierarchy's mount shows (a mount of another
-    /// cgroup's subtree).
+    /// The cgroup's path lies outside what every mount of its hierarchy shows (a mount of
+    /// another cgroup's subtree, or a path that climbs out of the namespace's root with
+    /// `..`).
     Outside { path: String, root: String },
 }
 
@@ -115,22 +116,49 @@ fn place(prefix: &Path, mount: &Mount<'_>, path: &str) -> Result<(PathBuf, PathB
         path.strip_prefix(root)
             .filter(|rest| rest.is_empty() || rest.starts_with('/'))
     };
-    let relative = relative.ok_or_else(|| NotLocated::Outside {
+    // The kernel writes `..` where the cgroup is above the reader's cgroup namespace root:
+    // it is not under any mount the process sees.
+    let outside = || NotLocated::Outside {
         path: path.to_owned(),
         root: mount.root.clone(),
-    })?;
+    };
+    let relative = relative.ok_or_else(outside)?;
+    if relative.split('/').any(|part| part == "..") {
+        return Err(outside());
+    }
     let point = prefix.join(mount.point.trim_start_matches('/'));
     let dir = relative
         .split('/')
-        .filter(|part| !part.is_empty() && *part != "." && *part != "..")
+        .filter(|part| !part.is_empty() && *part != ".")
         .fold(point.clone(), |dir, part| dir.join(part));
     Ok((dir, point))
 }
 
+/// The first of `mounts` (the last mounted first: a later mount on the same point hides
+/// the earlier) that holds `path`; else why the first tried does not (`None`: no mount).
+fn place_any<'m>(
+    prefix: &Path,
+    mounts: impl Iterator<Item = &'m Mount<'m>>,
+    path: &str,
+) -> Option<Result<(PathBuf, PathBuf), NotLocated>> {
+    let mut first = None;
+    for mount in mounts {
+        match place(prefix, mount, path) {
+            Ok(found) => return Some(Ok(found)),
+            Err(why) => {
+                first.get_or_insert(why);
+            }
+        }
+    }
+    first.map(Err)
+}
+
 /// Where the cgroup of the process whose `/proc/<pid>/cgroup` is `cgroup` lies, given the
-/// mounts of `mountinfo`, with the mount points under `prefix`. Where both are mounted,
-/// the v1 hierarchies win when one of them has the `cpu` controller (the unified hierarchy
-/// then has no CPU limits to read).
+/// mounts of `mountinfo`, with the mount points under `prefix`. Where both are mounted
+/// (a hybrid host), the v1 hierarchies win when the process's `cpuacct` one is located:
+/// the CPU controllers are bound there and the unified hierarchy has no CPU accounting or
+/// limits of its own. The `cpu` (quota) and `cpuset` hierarchies are optional: one that
+/// is not mounted, or does not hold the process, is left out.
 pub(crate) fn locate(prefix: &Path, cgroup: &str, mountinfo: &str) -> Result<Located, NotLocated> {
     let mounts = mounts(mountinfo);
     // `id:controllers:path`; the path may itself hold a `:`.
@@ -145,35 +173,28 @@ pub(crate) fn locate(prefix: &Path, cgroup: &str, mountinfo: &str) -> Result<Loc
         let (_, path) = lines
             .iter()
             .find(|(controllers, _)| controllers.split(',').any(|c| c == controller))?;
-        let mount = mounts
+        let candidates = mounts
             .iter()
-            .find(|m| !m.v2 && m.controllers.contains(&controller))?;
-        Some(place(prefix, mount, path))
+            .rev()
+            .filter(|m| !m.v2 && m.controllers.contains(&controller));
+        place_any(prefix, candidates, path)
     };
-    if let Some(cpuacct) = v1("cpuacct")
-        && v1("cpu").is_some()
-    {
+    let cpuacct = v1("cpuacct");
+    if let Some(Ok(cpuacct)) = cpuacct {
         return Ok(Located::V1 {
-            cpuacct: cpuacct?,
-            cpu: v1("cpu").transpose()?,
-            cpuset: v1("cpuset").transpose()?,
+            cpuacct,
+            cpu: v1("cpu").and_then(Result::ok),
+            cpuset: v1("cpuset").and_then(Result::ok),
         });
     }
     let unified = lines
         .iter()
         .find(|(controllers, _)| controllers.is_empty())
-        .zip(mounts.iter().find(|m| m.v2));
-    if let Some(((_, path), mount)) = unified {
-        let (dir, mount) = place(prefix, mount, path)?;
-        return Ok(Located::V2 { dir, mount });
-    }
-    match v1("cpuacct") {
-        Some(cpuacct) => Ok(Located::V1 {
-            cpuacct: cpuacct?,
-            cpu: None,
-            cpuset: v1("cpuset").transpose()?,
-        }),
-        None => Err(NotLocated::NoHierarchy),
+        .and_then(|(_, path)| place_any(prefix, mounts.iter().rev().filter(|m| m.v2), path));
+    match (unified, cpuacct) {
+        (Some(Ok((dir, mount))), _) => Ok(Located::V2 { dir, mount }),
+        (Some(Err(why)), _) | (None, Some(Err(why))) => Err(why),
+        (None, _) => Err(NotLocated::NoHierarchy),
     }
 }
 
@@ -289,13 +310,53 @@ mod tests {
             locate(Path::new("/"), "0::/\n", ""),
             Err(NotLocated::NoHierarchy)
         );
-        // `..` never climbs out of the mount.
+        // `..`: above the namespace's root, under no mount this process sees.
+        assert!(matches!(
+            locate(Path::new("/"), "0::/../../user.slice/x\n", V2_MOUNT),
+            Err(NotLocated::Outside { .. })
+        ));
+    }
+
+    #[test]
+    fn every_mount_of_a_hierarchy_is_tried_the_last_mounted_first() {
+        // The host's hierarchy bind-mounted as a subtree first, the container's own after.
+        let mountinfo = "\
+40 30 0:26 /kubepods/other /host/cgroup rw - cgroup2 cgroup2 rw
+50 30 0:26 /kubepods/pod1 /sys/fs/cgroup rw - cgroup2 cgroup2 rw
+";
         assert_eq!(
-            locate(Path::new("/"), "0::/../../etc\n", V2_MOUNT),
+            locate(Path::new("/"), "0::/kubepods/pod1/app\n", mountinfo),
             Ok(Located::V2 {
-                dir: PathBuf::from("/sys/fs/cgroup/etc"),
+                dir: PathBuf::from("/sys/fs/cgroup/app"),
                 mount: PathBuf::from("/sys/fs/cgroup"),
             })
+        );
+    }
+
+    #[test]
+    fn optional_v1_hierarchies_that_do_not_hold_the_process_are_left_out() {
+        let mountinfo = "\
+33 31 0:30 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct
+34 31 0:31 /docker/abc /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset
+41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw
+";
+        // No `cpu` mounted, the cpuset outside its mount: still v1, from cpuacct.
+        let found = locate(
+            Path::new("/"),
+            "3:cpuset:/\n2:cpuacct:/a\n0::/\n",
+            mountinfo,
+        );
+        assert_eq!(
+            found,
+            Ok(Located::V1 {
+                cpuacct: (
+                    PathBuf::from("/sys/fs/cgroup/cpuacct/a"),
+                    PathBuf::from("/sys/fs/cgroup/cpuacct")
+                ),
+                cpu: None,
+                cpuset: None,
+            }),
+            "hybrid with v1 cpuacct: v1, not the unified hierarchy"
         );
     }
 }

@@ -226,8 +226,8 @@ fn the_own_cgroup_is_found_from_proc_at_any_depth() {
     );
 }
 
-/// The nested limit is read over time as the flat ones are: 2 s of CPU in 1 s on the pod's
-/// 2 CPUs is 100 %.
+/// The nested limit is read over time as the flat ones are: 1 s of CPU in 1 s on the pod's
+/// 2 CPUs is 50 %.
 #[test]
 fn the_own_cgroup_samples_relative_to_an_ancestors_limit() {
     let copy = Copy::of("own-v2-nested");
@@ -274,5 +274,38 @@ fn this_process_finds_its_own_cgroup() {
         matches!(measures, LocalCpu::Cgroup { .. }),
         limited,
         "{measures:?}"
+    );
+}
+
+/// A mount point elsewhere with bytes that are not UTF-8 (the kernel escapes only space,
+/// tab, newline and backslash) does not hide the cgroup's own line.
+#[test]
+fn a_mount_table_with_bytes_that_are_not_utf8_still_locates_the_cgroup() {
+    use std::io::Write as _;
+    let copy = Copy::of("own-v2-nested");
+    let mut mountinfo = std::fs::OpenOptions::new()
+        .append(true)
+        .open(copy.0.join("proc/self/mountinfo"))
+        .expect("mountinfo");
+    mountinfo
+        .write_all(b"90 22 8:1 / /media/Donn\xe9es rw,relatime - vfat /dev/sdb1 rw\n")
+        .expect("append");
+    let cgroup = Cgroup::own_under(&copy.0).expect("located");
+    assert_eq!(cgroup.limit(), Some(2.0));
+}
+
+/// A v2 cgroup whose parent does not enable the cpuset controller for its children has no
+/// `cpuset.cpus.effective` of its own: the nearest ancestor's set applies.
+#[test]
+fn the_nearest_cpuset_up_the_hierarchy_applies() {
+    let copy = Copy::of("own-v2-nested");
+    let pod = copy.0.join("sys/fs/cgroup/kubepods/pod1");
+    std::fs::remove_file(pod.join("app/cpuset.cpus.effective")).expect("rm");
+    std::fs::write(pod.join("cpuset.cpus.effective"), "3\n").expect("write");
+    let cgroup = Cgroup::own_under(&copy.0).expect("located");
+    assert_eq!(
+        cgroup.limit(),
+        Some(1.0),
+        "the pod's one CPU, under its quota of 2"
     );
 }
