@@ -46,7 +46,7 @@ impl Pass {
 /// A sampler (the monitor loop with a local [`crate::CpuSource`]) calls
 /// [`AdaptiveGate::store`] with each sample; workers `await` [`AdaptiveGate::wait`] before
 /// each unit of work. A wait completes at once when the gate is disabled (its threshold
-/// off: Fess's `<= 0`, or above 100), when the CPU is unknown, or when it is below the threshold; otherwise it sleeps
+/// off: `<= 0` or above 100), when the CPU is unknown, or when it is below the threshold; otherwise it sleeps
 /// until a sample below the threshold is stored, or until the gate is stopped.
 ///
 /// # Stopping

@@ -33,7 +33,8 @@ use crate::CpuPercent;
 /// ```
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(transparent))]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+// No ordering: off is the loosest setting but would sort below 1 %.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GateThreshold(u8);
 
 impl GateThreshold {

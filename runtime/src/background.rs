@@ -80,7 +80,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> BackgroundGate<R, S> {
     /// A gate at `adaptive.load.control`, fed by the source `config` describes
     /// ([`FromConfig`], [`Role::Local`]: with `load_system::SystemSource`, the host's or the
     /// cgroup's CPU as `adaptive.load.control.source` says) every
-    /// `load.control.monitor.interval`. With adaptive control off (`<= 0`), no source is
+    /// `load.control.monitor.interval`. With adaptive control off (`<= 0` or above 100), no source is
     /// built and nothing samples.
     ///
     /// # Errors

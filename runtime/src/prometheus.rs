@@ -179,7 +179,7 @@ impl Collector for LoadCollector {
             gauge(
                 &mut encoder,
                 "threshold_percent",
-                "Thresholds in force (web and api: 100 is not controlled; adaptive: 0 is off)",
+                "Thresholds in force (web and api: 100 is not controlled, 0 rejects all; adaptive: 0 is off)",
                 &thresholds,
             )?;
         }

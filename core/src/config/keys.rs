@@ -18,7 +18,7 @@ pub const WEB_LOAD_CONTROL: &str = "web.load.control";
 pub const API_LOAD_CONTROL: &str = "api.load.control";
 /// Seconds between polls of the cluster's CPU.
 pub const MONITOR_INTERVAL: &str = "load.control.monitor.interval";
-/// Local CPU % at or above which background work waits; `<= 0` disables.
+/// Local CPU % at or above which background work waits; `<= 0` or above 100 disables.
 pub const ADAPTIVE_LOAD_CONTROL: &str = "adaptive.load.control";
 /// The search cluster's addresses, comma-separated.
 pub const SEARCH_ENGINE_URL: &str = "search_engine.http.url";

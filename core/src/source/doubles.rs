@@ -5,8 +5,8 @@
 //! in the limit mode (`load.control.admission=limit`) the pool is what the law holds the
 //! node by. A double without a pool exercises the law without one (the cap learnt from the
 //! front end's own completions, never below `load.control.admission.initial`), which a
-//! real OpenSearch cluster's front ends run only when its answers lack the pool for more
-//! than three polls in a row.
+//! real OpenSearch cluster's front ends run only before the first answer that carries the
+//! pool, and after more than three answered polls in a row without it.
 
 use core::cell::Cell;
 use core::future::Future;
@@ -122,8 +122,8 @@ impl CpuSource for &ScriptedSource<'_> {
 /// use load_core::{CpuPercent, CpuSource, FixedSource};
 ///
 /// static NODE: FixedSource = FixedSource::new(CpuPercent::new(95));
-/// // A one-core node (two search threads), both running and three searches waiting, on
-/// // average since the last poll.
+/// // A one-core node (two search threads): now both running and three searches waiting;
+/// // on average since the last poll, one running and three waiting.
 /// NODE.set_pool(Some(SearchPool::new(2, 2, 3).with_means(1_000, 3_000)));
 /// let sample = futures::executor::block_on((&NODE).sample()).unwrap();
 /// assert_eq!(sample.search_pool.and_then(|p| p.load_per_core_milli()), Some(4_000));

@@ -71,7 +71,8 @@ impl<R: Runtime + Default> App<R> {
             "thresholds": {
                 "web": config.control.web_threshold.get(),
                 "api": config.control.api_threshold.get(),
-                "adaptive": adaptive.threshold.get(),
+                // `null` when off (0 would read as reject-all beside web and api).
+                "adaptive": adaptive.threshold.percent(),
             },
             "cluster": match &config.cluster.urls {
                 Some(urls) => urls.to_string(),
