@@ -310,5 +310,81 @@ proptest::proptest! {
             proptest::prop_assert!(permit.is_some(), "an ordinary request refused {} ms after the burst: {:?}", ms, control.admission());
             held[0].push_back((warm * 1_000 + latency + ms + latency, permit));
         }
+        proptest::prop_assert!(
+            !control.admission().flooding,
+            "a burst engaged the flood bound: {:?}", control.admission()
+        );
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// The other half: a load that keeps growing below the threshold is bounded, with or
+    /// without the pool, whatever the light traffic before it. Each 100 ms `growth` more
+    /// searches stay in flight (a cluster that stopped answering them) while a tenth of the
+    /// arrivals complete; within a second the flood bound holds, and the in-flight count
+    /// stops growing.
+    #[test]
+    fn a_load_that_keeps_growing_below_the_threshold_is_bounded_with_any_source(
+        rate in 1u64..100,
+        latency in 1u64..300,
+        warm in 1u64..10,
+        growth in 20u32..200,
+        cpu in 0u8..70,
+        load_milli in proptest::option::of(0u32..4_000),
+    ) {
+        use load_core::{Admission, AdmissionMode, ControlConfig, CpuPercent, Instant,
+            LoadControl, ManualClock, Outcome, Threshold};
+        use std::time::Duration;
+        let mut config = ControlConfig::new();
+        config.web_threshold = Threshold::from_fess(70);
+        config.admission = AdmissionMode::Limit;
+        let control = LoadControl::from_config(&config);
+        let clock = ManualClock::new(Instant::from_secs(1_000));
+        let node = load_milli.map(|milli| {
+            SearchPool::new(2, (milli / 1_000).min(2), milli.saturating_sub(2_000) / 1_000)
+                .with_means(milli.min(1_000), milli.saturating_sub(1_000))
+        });
+        let poll = |control: &LoadControl, clock: &ManualClock| {
+            let _ = control.update(load_core::Clock::now(clock), Outcome::Sample(CpuPercent::new(cpu)));
+            control.observe_pool(node);
+        };
+        poll(&control, &clock);
+        let mut held = std::collections::VecDeque::new();
+        let step = 1_000 / rate;
+        for ms in (0..warm * 1_000).step_by(usize::try_from(step).expect("small")) {
+            clock.set(Instant::from_millis(1_000_000 + ms));
+            while held.front().is_some_and(|(end, _)| *end <= ms) {
+                held.pop_front();
+            }
+            if ms % 1_000 < step {
+                poll(&control, &clock);
+            }
+            held.push_back((ms + latency, control.admit("/search?q=x", &clock).permit()));
+        }
+        drop(held);
+        // The flood: `growth` arrivals each 100 ms, a tenth of what is in flight answered.
+        let mut stuck = Vec::new();
+        let mut peak_after = 0;
+        for tick in 0..20 {
+            clock.advance(Duration::from_millis(100));
+            let answered = stuck.len() / 10;
+            stuck.drain(..answered);
+            for _ in 0..growth {
+                if let Admission::Admitted(permit) = control.admit("/search?q=x", &clock) {
+                    stuck.push(permit);
+                }
+            }
+            if tick >= 10 {
+                peak_after = peak_after.max(stuck.len());
+            }
+        }
+        let stats = control.admission();
+        proptest::prop_assert!(stats.flooding, "never bounded: {} in flight, {:?}", stuck.len(), stats);
+        proptest::prop_assert!(
+            peak_after < (20 * growth) as usize / 2,
+            "still growing: {} in flight after 2 s of {} a tick, {:?}", peak_after, growth, stats
+        );
     }
 }
