@@ -218,29 +218,18 @@ fn answer(addr: &str, target: &str) -> String {
         "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
     )
     .expect("send");
-    let mut text = String::new();
-    stream.read_to_string(&mut text).expect("answer");
-    text
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("answer");
+    String::from_utf8_lossy(&raw).into_owned()
 }
 
 /// `GET target` on a fresh connection; the status code.
 fn status(addr: &str, target: &str) -> u16 {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .expect("timeout");
-    write!(
-        stream,
-        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .expect("send");
-    let mut head = [0u8; 12];
-    stream.read_exact(&mut head).expect("status line");
-    std::str::from_utf8(&head[9..12])
-        .expect("ascii")
-        .parse()
-        .expect("status")
+    let answer = answer(addr, target);
+    answer
+        .get(9..12)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {answer:?}"))
 }
 
 fn wait_for(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {

@@ -248,27 +248,15 @@ proptest::proptest! {
         fleet in 1usize..=4,
         load_milli in proptest::option::of(0u32..4_000),
     ) {
-        use load_core::{Admission, AdmissionMode, ControlConfig, CpuPercent, Instant,
-            LoadControl, ManualClock, Outcome, Threshold};
-        use std::time::Duration;
-        let mut config = ControlConfig::new();
-        config.web_threshold = Threshold::from_fess(70);
-        config.admission = AdmissionMode::Limit;
-        let node = load_milli.map(|milli| {
-            SearchPool::new(2, (milli / 1_000).min(2), milli.saturating_sub(2_000) / 1_000)
-                .with_means(milli.min(1_000), milli.saturating_sub(1_000))
-        });
+        let node = load_milli.map(|milli| pool(f64::from(milli) / 1_000.0));
         // Each front end's clock is a day apart from the others', its polls at its own phase.
         let fronts: Vec<(LoadControl, ManualClock, u64)> = (0..fleet as u64)
             .map(|n| {
                 let clock = ManualClock::new(Instant::from_secs(1_000 + 86_400 * n));
-                (LoadControl::from_config(&config), clock, 1_000_000 + 86_400_000 * n)
+                (limit_mode(Duration::from_secs(1)), clock, 1_000_000 + 86_400_000 * n)
             })
             .collect();
-        let poll = |control: &LoadControl, clock: &ManualClock| {
-            let _ = control.update(load_core::Clock::now(clock), Outcome::Sample(CpuPercent::new(cpu)));
-            control.observe_pool(node);
-        };
+        let poll = |control: &LoadControl, clock: &ManualClock| poll(control, clock, cpu, node);
         for (control, clock, _) in &fronts {
             poll(control, clock);
         }
@@ -334,22 +322,10 @@ proptest::proptest! {
         cpu in 0u8..70,
         load_milli in proptest::option::of(0u32..4_000),
     ) {
-        use load_core::{Admission, AdmissionMode, ControlConfig, CpuPercent, Instant,
-            LoadControl, ManualClock, Outcome, Threshold};
-        use std::time::Duration;
-        let mut config = ControlConfig::new();
-        config.web_threshold = Threshold::from_fess(70);
-        config.admission = AdmissionMode::Limit;
-        let control = LoadControl::from_config(&config);
+        let control = limit_mode(Duration::from_secs(1));
         let clock = ManualClock::new(Instant::from_secs(1_000));
-        let node = load_milli.map(|milli| {
-            SearchPool::new(2, (milli / 1_000).min(2), milli.saturating_sub(2_000) / 1_000)
-                .with_means(milli.min(1_000), milli.saturating_sub(1_000))
-        });
-        let poll = |control: &LoadControl, clock: &ManualClock| {
-            let _ = control.update(load_core::Clock::now(clock), Outcome::Sample(CpuPercent::new(cpu)));
-            control.observe_pool(node);
-        };
+        let node = load_milli.map(|milli| pool(f64::from(milli) / 1_000.0));
+        let poll = |control: &LoadControl, clock: &ManualClock| poll(control, clock, cpu, node);
         poll(&control, &clock);
         let mut held = std::collections::VecDeque::new();
         let step = 1_000 / rate;
