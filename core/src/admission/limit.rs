@@ -10,7 +10,7 @@ use embassy_sync::blocking_mutex::CriticalSectionMutex;
 use super::cap::{self, MIN_FINE, ceiling};
 use super::count::Counts;
 use super::flood::{FLOOD_STRETCH, Flood, Seen};
-use super::law::Law;
+use super::law::{FloodBase, Law};
 use super::step::{Poll, PollState};
 use super::window::Window;
 use crate::Instant;
@@ -94,6 +94,11 @@ pub(crate) struct Limiter {
     /// 256ths), as the last bucket found them.
     peak: AtomicU32,
     mean: AtomicU32,
+    /// What the front end held at the last poll that left the class unbounded, in 256ths:
+    /// the cap the window learnt, the mean in flight or the recent peak then, whichever is
+    /// more (the initial cap before any poll). A surge cannot move it before a poll: the flood bound is
+    /// measured against it.
+    quiet: AtomicU32,
     law: Law,
 }
 
@@ -112,6 +117,7 @@ impl Limiter {
             window: Window::new(),
             peak: AtomicU32::new(0),
             mean: AtomicU32::new(0),
+            quiet: AtomicU32::new(initial.saturating_mul(256)),
             law,
         }
     }
@@ -237,9 +243,11 @@ impl Limiter {
     ///
     /// A flood, while not capped ([`Flood::observe`]): the in-flight count grew at each of
     /// the last [`super::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the
-    /// ceiling of the cap or finds the cluster queueing (the last bucket's mean latency at least
-    /// [`FLOOD_STRETCH`] times the least). A burst does not: it arrives at once and then
-    /// drains.
+    /// ceiling of what the front end held at the last poll that left it unbounded (the
+    /// cap, the mean in flight or the recent peak then, whichever is more: a surge cannot
+    /// move it before a poll does) or finds the cluster queueing (the last bucket's mean latency at least
+    /// [`FLOOD_STRETCH`] times the least); the bound then holds it at twice that. A burst
+    /// is not a flood: it arrives at once and then drains.
     fn learn(&self, now: Instant, armed: bool) {
         let fleet = self.fleet();
         let capped = armed;
@@ -281,10 +289,15 @@ impl Limiter {
         self.mean
             .store(self.window.mean_in_flight_fine(now), Ordering::Relaxed);
         // Capped, the class is bounded already: a flood is what the CPU has not seen yet.
+        let quiet = self.quiet.load(Ordering::Relaxed);
         let seen = Seen {
             epoch,
             held,
-            cap: self.cap(),
+            cap: if self.law.flood == FloodBase::Quiet {
+                (quiet >> 8).max(1)
+            } else {
+                self.cap()
+            },
             capped,
         };
         let queueing = || {
@@ -294,9 +307,13 @@ impl Limiter {
                 })
             })
         };
-        // Twice what was in flight on average before (the last second, the flood's first
-        // buckets in it), or what Little's law gave, whichever is more.
+        // Twice what the front end held at the last unbounded poll; with `FloodBase::Now`,
+        // twice what was in flight on average over the last second (the flood's first
+        // buckets in it) or what Little's law gave, whichever is more.
         let base = || {
+            if self.law.flood == FloodBase::Quiet {
+                return quiet;
+            }
             let area = self.window.mean_in_flight_fine(now);
             area.max(estimate.map_or(0, |e| e.in_flight_fine()))
         };
@@ -331,6 +348,9 @@ impl Limiter {
             if let Some(fine) = step.fine {
                 self.fine.store(fine, Ordering::Relaxed);
             }
+            if let Some(quiet) = step.quiet {
+                self.quiet.store(quiet, Ordering::Relaxed);
+            }
             if step.learned {
                 self.learned.store(1, Ordering::Relaxed);
             }
@@ -361,6 +381,7 @@ impl Limiter {
         let fine = initial.saturating_mul(256);
         if self.learned.load(Ordering::Relaxed) == 0 {
             self.fine.store(fine, Ordering::Relaxed);
+            self.quiet.store(fine, Ordering::Relaxed);
         } else if !self.fleet() {
             let _ = self
                 .fine

@@ -71,6 +71,9 @@ fn with_the_pool_each_poll_moves_the_cap_by_the_law() {
     let law = Law {
         start: super::super::law::Start::Room,
         slack: 0.0,
+        relief: 0.0,
+        relief_until: 0.0,
+        flood: super::super::law::FloodBase::Now,
         ..Law::DEFAULT
     };
     let limiter = Limiter::new(10, SECOND, law);

@@ -52,17 +52,25 @@
 //!   their sum starts at the point. The first operating-point law (165a8a2) started it at
 //!   Little's law's cap or at the ceiling of the surge's own peak (24 to 47 on a one-core
 //!   node that holds 2 to 4), and came down by 1/1.4 a poll: the onset that held the real
-//!   node's tail. Below the operating point or below saturation it starts with room, at the
-//!   ceiling of the cap or of the recent peak, room for twice the arrivals that kept up.
+//!   node's tail. Below the operating point or below saturation it starts with room from
+//!   what the front end held: the larger of the scaled mean and the ceiling of the mean in
+//!   flight (room for twice the arrivals that kept up), within the ceiling of the cap or of
+//!   the recent peak; the law before started it at that ceiling, a surge's own peak. The
+//!   point a cap starts from is 6 tasks higher for a front end that refused nothing since
+//!   the last poll (none at 30 % refused or more): at the onset of a load the node can
+//!   serve, room for the arrivals' variance. No start is above the larger of the scaled
+//!   mean and the ceiling of the mean.
 //! - **A poll without the pool** (a filtering proxy, a node that did not answer in time)
 //!   keeps the law as it was for up to three polls in a row: the cap stays and the poll's
 //!   counts wait for the next poll that has it (before, such a poll discarded them and the
 //!   next rebuilt every front end's cap at the floor of 8, and a fleet's floors added up).
 //! - **Disarmed**, there is no in-flight bound: a burst at light load is never shed. Only a
-//!   **flood** is bounded: the in-flight count grew by more than noise (2 plus a quarter of
-//!   the cap) at each of two buckets of 100 ms in a row and is above the ceiling of the
-//!   cap, or finds the cluster queueing (the last bucket's mean latency at least 8 times the
-//!   least of the window). The bound, twice what was in flight on average before, then
+//!   **flood** is bounded, measured against what the front end held at its last poll that
+//!   left the class unbounded (the cap, the mean in flight or the recent peak then,
+//!   whichever is more: a surge cannot move it before a poll does): the in-flight count grew
+//!   by more than noise (2 plus a quarter of that) at each of two buckets of 100 ms in a row
+//!   and is above its ceiling, or finds the cluster queueing (the last bucket's mean latency
+//!   at least 8 times the least of the window). The bound, twice what the front end held, then
 //!   holds for two poll intervals and a second (at least 3 s; before, 3 s whatever the
 //!   interval, which the interval's 86,400 s limit made meaningless) so that the CPU,
 //!   reported a second late, can arm the class. A poll that finds the busiest node below
@@ -113,5 +121,5 @@ mod step;
 mod window;
 
 #[doc(hidden)]
-pub use law::{Law, Start};
+pub use law::{FloodBase, Law, Start};
 pub(crate) use limit::{Bound, Limiter};

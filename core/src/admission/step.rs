@@ -12,7 +12,7 @@
 //! requests will see: the cap, the flood bound released, the cap learnt.
 
 use super::cap::{MIN_FINE, ceiling};
-use super::law::{Law, Start};
+use super::law::{FloodBase, Law, Start};
 use crate::node_stats::SearchPool;
 
 /// Polls in a row without the search pool that keep the fleet law as it was (the cap
@@ -95,6 +95,10 @@ pub(crate) struct Step {
     pub(crate) release: bool,
     /// Whether the cap now comes from the law (it is learnt).
     pub(crate) learned: bool,
+    /// What a flood is measured against from now on, in 256ths (`None`: as it was): what
+    /// the front end holds at a poll that leaves its class unbounded
+    /// ([`FloodBase::Quiet`]).
+    pub(crate) quiet: Option<u32>,
 }
 
 /// The busiest node's tasks per core, run and waiting: on average since the last poll,
@@ -119,17 +123,22 @@ impl Law {
     ///    wait for the next poll), and then gives way to the law without the pool, which
     ///    learns the cap from completions alone (the poll takes the counts, and the cap is
     ///    left to the window).
-    /// 3. Unbounded (disarmed, no flood), the cap is the window's.
+    /// 3. Unbounded (disarmed, no flood), the cap is the window's, and what the front end
+    ///    holds (that cap, the mean in flight or the recent peak, whichever is more) is what
+    ///    a flood is measured against until the next such poll ([`FloodBase::Quiet`]).
     /// 4. The error: the load per core over the operating point, within the CPU's
     ///    ([`Law::error`]).
     /// 5. A flood bound over a node below the operating point, on average and now, is
     ///    released: a run of arrivals is not a flood. Disarmed, the class is unbounded
-    ///    again.
+    ///    again (as in 3).
     /// 6. The first bounded poll (or the one that released a flood while armed) starts the
-    ///    cap ([`Law::start`]): with [`Start::Scaled`], over the operating point and
-    ///    saturated (or flooding), at the mean in flight over the last second times the
-    ///    point over the load, within the ceiling of what is in flight or of the recent
-    ///    peak; otherwise with room, at the ceiling of the cap or of the recent peak.
+    ///    cap ([`Law::start`]) from the point with the relief ([`Law::relief`]): with
+    ///    [`Start::Held`], over that point and saturated (or flooding), at the mean in
+    ///    flight over the last second times the point over the load, within the ceiling of
+    ///    what is in flight or of the recent peak; otherwise at the larger of that and the
+    ///    ceiling of the mean, within the ceiling of the cap or of the recent peak. No
+    ///    start is above the larger of the scaled mean and the ceiling of the mean: a
+    ///    surge's peak only bounds it.
     /// 7. A front end with no demand since the last poll keeps its cap.
     /// 8. Otherwise the cap moves by [`Law::factor`]: not down while a backlog above the
     ///    ceiling of the cap drains; not up beyond the ceiling of what is in flight or of
@@ -141,7 +150,15 @@ impl Law {
             fine: None,
             release: false,
             learned: false,
+            quiet: None,
         };
+        // What the front end holds, for a poll that leaves its class unbounded: the cap,
+        // the mean in flight or the recent peak, whichever is more.
+        let quiet = (self.flood == FloodBase::Quiet).then(|| {
+            poll.fine
+                .max(poll.mean_fine)
+                .max(poll.peak.saturating_mul(256))
+        });
 
         // 1. The CPU.
         let smoothed = before
@@ -187,11 +204,15 @@ impl Law {
 
         // 3. Unbounded.
         if !bounded {
-            return unchanged(state);
+            return Step {
+                quiet,
+                ..unchanged(state)
+            };
         }
 
         // 4. The error.
         let law = self.on_cores(pool.cores());
+        let start_target = f64::from(self.on(pool.cores(), refused).target);
         let load = load_per_core(&pool);
         let error = law.error(load, cpu);
         let fine = poll.fine;
@@ -205,6 +226,7 @@ impl Law {
             state.bounded = false;
             return Step {
                 release,
+                quiet,
                 ..unchanged(state)
             };
         }
@@ -216,20 +238,26 @@ impl Law {
                 // The ceiling of what is in flight or of the recent peak bounds it, as
                 // growth is bounded.
                 let most = ceiling(poll.in_flight.max(poll.peak).max(1)).saturating_mul(256);
-                let scaled = f64::from(poll.mean_fine) * f64::from(law.target) / load.max(1e-3);
+                let scaled = f64::from(poll.mean_fine) * start_target / load.max(1e-3);
                 (scaled.min(f64::from(most)) as u32).max(MIN_FINE)
             };
-            let over = load > f64::from(law.target) && saturated;
+            let over = load > start_target && saturated;
             let fine = match law.start {
                 Start::Room => ((error < 0.0 || !saturated) && !flooding).then_some(room),
                 Start::Scaled if over || poll.flooding => Some(scaled()),
                 Start::Scaled => Some(room),
+                Start::Held if over || poll.flooding => Some(scaled()),
+                Start::Held => {
+                    let held = ceiling(poll.mean_fine.div_ceil(256).max(1)).saturating_mul(256);
+                    Some(scaled().max(held).min(room))
+                }
             };
             return Step {
                 state,
                 fine,
                 release,
                 learned: true,
+                quiet: None,
             };
         }
 
@@ -263,6 +291,7 @@ impl Law {
             fine: Some(next.max(f64::from(MIN_FINE)) as u32),
             release: false,
             learned: true,
+            quiet: None,
         }
     }
 }

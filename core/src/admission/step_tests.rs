@@ -8,6 +8,9 @@ use super::*;
 const MOVES: Law = Law {
     start: Start::Room,
     slack: 0.0,
+    relief: 0.0,
+    relief_until: 0.0,
+    flood: FloodBase::Now,
     ..Law::DEFAULT
 };
 
@@ -33,6 +36,16 @@ fn poll(armed: bool, cpu: u8, pool: Option<SearchPool>, fine: u32) -> Poll {
         mean_fine: 0,
         fine,
         flooding: false,
+    }
+}
+
+/// `poll` with 30 % of the front end's demand refused since a fresh state's last poll:
+/// beyond the relief's reach.
+fn refusing(poll: Poll) -> Poll {
+    Poll {
+        completed: 7,
+        refused: 3,
+        ..poll
     }
 }
 
@@ -194,10 +207,18 @@ fn the_cpu_is_smoothed_across_polls() {
     assert!(state.saturated);
 }
 
-/// The default law on one core: the operating point is 1 + 3 / 1 = 4 tasks (the slack),
-/// and at 16 cores 1.25 per core.
+/// The default law on one core: the operating point is 1 + 3 / 1 = 4 tasks (the slack)
+/// for a front end that refuses 30 % or more of its demand, 10 (6 tasks of relief) for one
+/// that refuses nothing, 7 for one that refuses 15 %; at 16 cores 1.25 per core, or
+/// 1 + 9 / 16 with the whole relief.
 #[test]
-fn the_slack_sets_the_point_on_small_nodes() {
+fn the_slack_and_the_relief_set_the_point_on_small_nodes() {
+    let point = |cores, refused| Law::DEFAULT.on(cores, refused).target;
+    assert!((point(1, 0.0) - 10.0).abs() < 1e-6);
+    assert!((point(1, 0.15) - 7.0).abs() < 1e-6);
+    assert!((point(1, 0.3) - 4.0).abs() < 1e-6);
+    assert!((point(1, 0.9) - 4.0).abs() < 1e-6);
+    assert!((point(16, 0.0) - 1.5625).abs() < 1e-6);
     assert!((Law::DEFAULT.on_cores(1).target - 4.0).abs() < 1e-6);
     assert!((Law::DEFAULT.on_cores(4).target - 1.75).abs() < 1e-6);
     assert!((Law::DEFAULT.on_cores(16).target - 1.25).abs() < 1e-6);
@@ -209,6 +230,19 @@ fn the_slack_sets_the_point_on_small_nodes() {
 /// was, 40 here, then down by at most 1/1.4 a poll).
 #[test]
 fn over_the_point_the_cap_starts_scaled_to_it() {
+    // A front end that refused 30 % of its demand or more: the point is 4 tasks, no relief.
+    let (_, steps) = run_with(
+        &Law::DEFAULT,
+        &[Poll {
+            mean_fine: 9 * 256,
+            peak: 20,
+            in_flight: 12,
+            ..refusing(poll(true, 99, node(6_000), 40 * 256))
+        }],
+    );
+    // 9 x 4 / 6 = 6 requests.
+    assert_eq!(steps[0].fine, Some(6 * 256));
+    // One that refused nothing yet starts with the relief: the point is 4 + 6 tasks.
     let (_, steps) = run_with(
         &Law::DEFAULT,
         &[Poll {
@@ -218,8 +252,9 @@ fn over_the_point_the_cap_starts_scaled_to_it() {
             ..poll(true, 99, node(6_000), 40 * 256)
         }],
     );
-    // 9 x 4 / 6 = 6 requests.
-    assert_eq!(steps[0].fine, Some(6 * 256));
+    // 6 tasks is below the point of 10: room from what it held, the ceiling of 9 (31),
+    // above 9 x 10 / 6 = 15.
+    assert_eq!(steps[0].fine, Some(31 * 256));
     let (_, steps) = run(&[Poll {
         mean_fine: 9 * 256,
         peak: 20,
@@ -234,7 +269,7 @@ fn over_the_point_the_cap_starts_scaled_to_it() {
             &[Poll {
                 mean_fine: mean * 256,
                 peak: 100,
-                ..poll(true, 99, node(8_000), 50 * 256)
+                ..refusing(poll(true, 99, node(8_000), 50 * 256))
             }],
         );
         steps[0].fine.unwrap()
@@ -246,11 +281,14 @@ fn over_the_point_the_cap_starts_scaled_to_it() {
         &[Poll {
             mean_fine: 100 * 256,
             peak: 1,
-            ..poll(true, 99, node(5_000), 50 * 256)
+            ..refusing(poll(true, 99, node(5_000), 50 * 256))
         }],
     );
     assert_eq!(steps[0].fine, Some(ceiling(1) * 256));
-    let (_, steps) = run_with(&Law::DEFAULT, &[poll(true, 99, node(5_000), 50 * 256)]);
+    let (_, steps) = run_with(
+        &Law::DEFAULT,
+        &[refusing(poll(true, 99, node(5_000), 50 * 256))],
+    );
     assert_eq!(steps[0].fine, Some(MIN_FINE));
 }
 
@@ -266,7 +304,7 @@ fn a_flood_at_arming_hands_on_the_scaled_cap() {
             mean_fine: 12 * 256,
             peak: 90,
             in_flight: 60,
-            ..poll(true, 60, node(8_000), 40 * 256)
+            ..refusing(poll(true, 60, node(8_000), 40 * 256))
         }],
     );
     // 12 x 4 / 8 = 6.
@@ -274,10 +312,12 @@ fn a_flood_at_arming_hands_on_the_scaled_cap() {
     assert!(!steps[0].release);
 }
 
-/// Armed below the point, or below saturation, the cap starts with room: the ceiling of
-/// the cap or of the recent peak, as before.
+/// Armed below the point, or below saturation, the cap starts with room from what the
+/// front end held: the larger of its mean in flight scaled to the point and the ceiling of
+/// that mean (room for a load that doubles), within the ceiling of the cap or of the recent
+/// peak; never at the peak a surge made (before: the ceiling of the cap or of the peak).
 #[test]
-fn below_the_point_the_cap_starts_with_room() {
+fn below_the_point_the_cap_starts_with_room_from_what_was_held() {
     for (cpu, load) in [(99, 3_000), (50, 9_000)] {
         let (_, steps) = run_with(
             &Law::DEFAULT,
@@ -287,6 +327,135 @@ fn below_the_point_the_cap_starts_with_room() {
                 ..poll(true, cpu, node(load), 4 * 256)
             }],
         );
-        assert_eq!(steps[0].fine, Some(39 * 256), "cpu {cpu}, load {load}");
+        // ceiling(2) = 10, above 2 x 10 / 3 and 2 x 10 / 9.
+        assert_eq!(steps[0].fine, Some(10 * 256), "cpu {cpu}, load {load}");
+    }
+    // A surge's peak of 90 does not seed it.
+    let (_, steps) = run_with(
+        &Law::DEFAULT,
+        &[Poll {
+            peak: 90,
+            in_flight: 60,
+            mean_fine: 2 * 256,
+            ..poll(true, 99, node(3_000), 4 * 256)
+        }],
+    );
+    assert_eq!(steps[0].fine, Some(10 * 256));
+    // The ceiling of the cap or of the peak bounds it: 20 x 10 / 3 = 66, ceiling(4) = 17.
+    let (_, steps) = run_with(
+        &Law::DEFAULT,
+        &[Poll {
+            peak: 3,
+            mean_fine: 20 * 256,
+            ..poll(true, 99, node(3_000), 4 * 256)
+        }],
+    );
+    assert_eq!(steps[0].fine, Some(17 * 256));
+    // Before, the peak seeded it: ceiling(90) = 209.
+    let before = Law {
+        start: Start::Scaled,
+        relief: 0.0,
+        flood: FloodBase::Now,
+        ..Law::DEFAULT
+    };
+    let (_, steps) = run_with(
+        &before,
+        &[Poll {
+            peak: 90,
+            in_flight: 60,
+            mean_fine: 2 * 256,
+            ..poll(true, 99, node(3_000), 4 * 256)
+        }],
+    );
+    assert_eq!(steps[0].fine, Some(ceiling(90) * 256));
+}
+
+/// What any poll of the default law may hand the cap, in 256ths: a start (the first
+/// bounded poll, or a flood bound's release) at most the larger of the mean in flight
+/// scaled to the point and the ceiling of that mean, never from a peak; any other poll at
+/// most a poll's growth ([`Law::most_growth`]) from the cap in force. The docs state this
+/// bound (`docs/admission.md`, "Transitions").
+fn most_handed(before: &PollState, poll: &Poll, step: &Step) -> f64 {
+    let pool = poll.pool.expect("a poll that moves the cap has the pool");
+    let load = load_per_core(&pool);
+    let demand = poll.completed.wrapping_sub(before.completed_seen)
+        + poll.refused.wrapping_sub(before.refused_seen);
+    let refused = if demand == 0 {
+        0.0
+    } else {
+        f64::from(poll.refused.wrapping_sub(before.refused_seen)) / f64::from(demand)
+    };
+    let law = Law::DEFAULT;
+    let start = !before.bounded || step.release;
+    let most = if start {
+        let point = f64::from(law.on(pool.cores(), refused).target);
+        let scaled = f64::from(poll.mean_fine) * point / load.max(1e-3);
+        let held = f64::from(ceiling(poll.mean_fine.div_ceil(256).max(1))) * 256.0;
+        scaled.max(held)
+    } else {
+        f64::from(poll.fine) * law.on_cores(pool.cores()).most_growth(load)
+    };
+    most.max(f64::from(MIN_FINE)) + 1.0
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+
+    /// Every transition — arming, a flood bound engaging or released, armed or not, a
+    /// poll after a missing pool, a fresh state — hands the cap at most
+    /// [`most_handed`], whatever the surge's peak and in-flight count.
+    #[test]
+    fn no_poll_hands_the_cap_more_than_the_stated_bound(
+        bounded in proptest::bool::ANY,
+        fleet in proptest::bool::ANY,
+        missed in 0u32..6,
+        seen in (0u32..1_000, 0u32..1_000),
+        armed in proptest::bool::ANY,
+        flooding in proptest::bool::ANY,
+        cpu in 0u8..=100,
+        threads in 1u32..64,
+        pool in (0u32..200, 0u32..2_000, 0u32..200_000, 0u32..2_000_000),
+        counts in (0u32..2_000, 0u32..2_000),
+        in_flight in 0u32..500,
+        peak in 0u32..500,
+        mean_fine in 0u32..200 * 256,
+        fine in 32u32..100 * 256,
+        smoothed in proptest::option::of(0u32..100_000),
+    ) {
+        let before = PollState {
+            cpu_milli: smoothed,
+            saturated: smoothed.is_some_and(|cpu| cpu >= 93_000),
+            bounded,
+            fleet,
+            missed,
+            pool: None,
+            completed_seen: seen.0,
+            refused_seen: seen.1,
+            refused_percent: 0,
+        };
+        let (active, queue, active_milli, queue_milli) = pool;
+        let pool = SearchPool::new(threads, active.min(threads), queue)
+            .with_means(active_milli, queue_milli);
+        let poll = Poll {
+            armed,
+            cpu,
+            pool: Some(pool),
+            completed: seen.0 + counts.0,
+            refused: seen.1 + counts.1,
+            in_flight,
+            peak,
+            mean_fine,
+            fine,
+            flooding,
+        };
+        let step = Law::DEFAULT.step(&before, &poll);
+        if let Some(next) = step.fine {
+            let most = most_handed(&before, &poll, &step);
+            proptest::prop_assert!(
+                f64::from(next) <= most,
+                "{} > {most}: {before:?} {poll:?}",
+                next
+            );
+        }
     }
 }
