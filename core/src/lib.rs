@@ -53,14 +53,14 @@ pub use path::{
     decode_unreserved,
 };
 pub use percent::CpuPercent;
-pub use policy::{Outcome, SignalPolicy};
+pub use policy::Outcome;
 pub use snippet::Snippet;
 pub use source::{
     BodyError, CpuSample, CpuSource, FixedSource, FromConfig, Role, ScriptedSource, SetupError,
     SourceError, SourceErrorKind,
 };
 pub use stats::Stats;
-pub use status::{ClusterStatus, PollCounts};
+pub use status::ClusterStatus;
 pub use text::{Secret, Text};
 pub use threshold::Threshold;
 #[cfg(feature = "std")]

@@ -17,28 +17,29 @@ pub enum Outcome {
 /// The signal settings of a [`ControlConfig`]: how the monitor side turns samples into
 /// each class's rejecting state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SignalPolicy {
+pub(crate) struct SignalPolicy {
     /// See [`ControlConfig::failure_policy`].
-    pub failure_policy: FailurePolicy,
+    pub(crate) failure_policy: FailurePolicy,
     /// See [`ControlConfig::stale_after`].
-    pub stale_after: Duration,
+    pub(crate) stale_after: Duration,
     /// See [`ControlConfig::smoothing`].
-    pub smoothing: Smoothing,
+    pub(crate) smoothing: Smoothing,
     /// See [`ControlConfig::enter_samples`].
-    pub enter_samples: u32,
+    pub(crate) enter_samples: u32,
     /// See [`ControlConfig::exit_margin`].
-    pub exit_margin: u8,
+    pub(crate) exit_margin: u8,
     /// See [`ControlConfig::min_hold`].
-    pub min_hold: Duration,
+    pub(crate) min_hold: Duration,
 }
 
 impl SignalPolicy {
     /// Fess's behaviour: fail open, no smoothing, no hysteresis.
-    pub const FESS: SignalPolicy = SignalPolicy::from_config(&ControlConfig::DEFAULT);
+    #[cfg(test)]
+    pub(crate) const FESS: SignalPolicy = SignalPolicy::from_config(&ControlConfig::DEFAULT);
 
     /// The signal settings of `config`.
     #[must_use]
-    pub const fn from_config(config: &ControlConfig) -> SignalPolicy {
+    pub(crate) const fn from_config(config: &ControlConfig) -> SignalPolicy {
         SignalPolicy {
             failure_policy: config.failure_policy,
             stale_after: config.stale_after,

@@ -95,7 +95,7 @@ impl SearchPool {
     /// How loaded the pool is now: tasks running and waiting per thread (in 1/1000ths, so
     /// that pools compare exactly).
     #[must_use]
-    pub const fn load_milli(&self) -> u64 {
+    pub(crate) const fn load_milli(&self) -> u64 {
         let threads = if self.threads == 0 { 1 } else { self.threads };
         (self.active as u64 + self.queue as u64) * 1000 / threads as u64
     }

@@ -45,17 +45,16 @@ pub struct ClusterStatus {
 
 /// What happened between two polls ([`ClusterStatus::take_poll_counts`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PollCounts {
+pub(crate) struct PollCounts {
     /// Web requests rejected (in monitor mode: that would have been).
-    pub rejected_web: u32,
+    pub(crate) rejected_web: u32,
     /// API requests rejected (in monitor mode: that would have been).
-    pub rejected_api: u32,
+    pub(crate) rejected_api: u32,
     /// Counted requests completed (`load.control.admission=limit`).
-    pub completed: u32,
+    pub(crate) completed: u32,
     /// Requests refused by the flood bound (`load.control.admission=limit`), apart from
     /// the CPU's rejections.
-    pub rejected_flood: u32,
+    pub(crate) rejected_flood: u32,
 }
 
 impl ClusterStatus {
@@ -101,7 +100,7 @@ impl ClusterStatus {
     /// anew: what one poll reports, in its log line and its history point alike (the
     /// monitor's sink calls it once a poll; a second caller would split the counts). The counters wrap; the difference is right
     /// across a wrap.
-    pub fn take_poll_counts(&self, control: &LoadControl) -> PollCounts {
+    pub(crate) fn take_poll_counts(&self, control: &LoadControl) -> PollCounts {
         let since = |now: u32, reported: &AtomicU32| {
             now.wrapping_sub(reported.swap(now, Ordering::Relaxed))
         };

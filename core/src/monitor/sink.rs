@@ -63,8 +63,8 @@ pub trait Sink {
 /// [`ClusterStatus`], and, when one is given, a point to a [`ClusterHistory`].
 ///
 /// Each poll also logs, at INFO, how many requests were rejected since the previous one:
-/// one summary line per interval however heavy the overload. That count is taken once
-/// ([`ClusterStatus::take_poll_counts`]) and is also the history point's.
+/// one summary line per interval however heavy the overload. That count is taken once a
+/// poll, by the sink alone, and is also the history point's.
 ///
 /// ```
 /// use load_core::history::ClusterHistory;
