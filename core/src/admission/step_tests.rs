@@ -230,37 +230,22 @@ fn the_slack_and_the_relief_set_the_point_on_small_nodes() {
 /// was, 40 here, then down by at most 1/1.4 a poll).
 #[test]
 fn over_the_point_the_cap_starts_scaled_to_it() {
-    // A front end that refused 30 % of its demand or more: the point is 4 tasks, no relief.
-    let (_, steps) = run_with(
-        &Law::DEFAULT,
-        &[Poll {
-            mean_fine: 9 * 256,
-            peak: 20,
-            in_flight: 12,
-            ..refusing(poll(true, 99, node(6_000), 40 * 256))
-        }],
-    );
-    // 9 x 4 / 6 = 6 requests.
-    assert_eq!(steps[0].fine, Some(6 * 256));
-    // One that refused nothing yet starts with the relief: the point is 4 + 6 tasks.
-    let (_, steps) = run_with(
-        &Law::DEFAULT,
-        &[Poll {
-            mean_fine: 9 * 256,
-            peak: 20,
-            in_flight: 12,
-            ..poll(true, 99, node(6_000), 40 * 256)
-        }],
-    );
-    // 6 tasks is below the point of 10: room from what it held, the ceiling of 9 (31),
-    // above 9 x 10 / 6 = 15.
-    assert_eq!(steps[0].fine, Some(31 * 256));
-    let (_, steps) = run(&[Poll {
+    let armed = Poll {
         mean_fine: 9 * 256,
         peak: 20,
         in_flight: 12,
         ..poll(true, 99, node(6_000), 40 * 256)
-    }]);
+    };
+    // A front end that refused 30 % of its demand or more: the point is 4 tasks, no relief.
+    let (_, steps) = run_with(&Law::DEFAULT, &[refusing(armed)]);
+    // 9 x 4 / 6 = 6 requests.
+    assert_eq!(steps[0].fine, Some(6 * 256));
+    // One that refused nothing yet starts with the relief: the point is 4 + 6 tasks.
+    let (_, steps) = run_with(&Law::DEFAULT, &[armed]);
+    // 6 tasks is below the point of 10: room from what it held, the ceiling of 9 (31),
+    // above 9 x 10 / 6 = 15.
+    assert_eq!(steps[0].fine, Some(31 * 256));
+    let (_, steps) = run(&[armed]);
     assert_eq!(steps[0].fine, None, "before: where it was");
     // Two front ends of a fleet scale by the same factor: their sum starts at the point.
     let start = |mean: u32| {
