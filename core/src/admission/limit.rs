@@ -10,7 +10,7 @@ use embassy_sync::blocking_mutex::CriticalSectionMutex;
 use super::cap::{self, MIN_FINE, ceiling};
 use super::count::Counts;
 use super::flood::{FLOOD_STRETCH, Flood, Seen};
-use super::law::{FloodBase, Law};
+use super::law::{FloodBase, Law, Watch};
 use super::step::{Poll, PollState};
 use super::window::Window;
 use crate::Instant;
@@ -99,6 +99,9 @@ pub(crate) struct Limiter {
     /// more (the initial cap before any poll). A surge cannot move it before a poll: the flood bound is
     /// measured against it.
     quiet: AtomicU32,
+    /// The bucket the flood bound last looked at the in-flight count in (0: never): once
+    /// a bucket, at its first request or completion ([`Watch`]).
+    watched: AtomicU32,
     law: Law,
 }
 
@@ -118,6 +121,7 @@ impl Limiter {
             peak: AtomicU32::new(0),
             mean: AtomicU32::new(0),
             quiet: AtomicU32::new(initial.saturating_mul(256)),
+            watched: AtomicU32::new(0),
             law,
         }
     }
@@ -213,6 +217,33 @@ impl Limiter {
         if self.window.record(now, latency_us) {
             self.learn(now, armed);
         }
+        self.watch(now, armed);
+    }
+
+    /// A request at `now`, admitted or not, while its class is `armed` or not: with
+    /// [`Watch::Requests`], the flood bound looks at the in-flight count if this is the
+    /// bucket's first (one load of an atomic, when it is not).
+    #[inline]
+    pub(crate) fn arrive(&self, now: Instant, armed: bool) {
+        if self.law.watch == Watch::Requests {
+            self.watch(now, armed);
+        }
+    }
+
+    /// Once a bucket, at its first request or completion ([`Watch`]): the flood bound
+    /// ([`Flood::observe`]) looks at the in-flight count.
+    #[inline]
+    fn watch(&self, now: Instant, armed: bool) {
+        let epoch = Window::epoch(now);
+        let watched = self.watched.load(Ordering::Relaxed);
+        if watched != epoch
+            && self
+                .watched
+                .compare_exchange(watched, epoch, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.look(now, epoch, armed);
+        }
     }
 
     /// Counts a request out without recording it (its latency is not the cluster's: the
@@ -230,7 +261,8 @@ impl Limiter {
             .compare_exchange(loaded, next, Ordering::Relaxed, Ordering::Relaxed);
     }
 
-    /// Once a bucket, at its first completion: the cap and the flood bound.
+    /// Once a bucket, at its first completion: the cap, the recent peak and the mean in
+    /// flight.
     ///
     /// Unbounded, and always without the cluster's pool, the cap follows the window's
     /// estimate (Little's law); bounded with the pool, the poll moves it instead, and this
@@ -240,14 +272,6 @@ impl Limiter {
     /// fast as real load needs, not to what no load ever held. Without the pool it is never
     /// below the initial cap, and an empty window (no completion for a second) starts over
     /// from it, so that a step in load after a quiet spell meets the cold start's bound.
-    ///
-    /// A flood, while not capped ([`Flood::observe`]): the in-flight count grew at each of
-    /// the last [`super::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the
-    /// ceiling of what the front end held at the last poll that left it unbounded (the
-    /// cap, the mean in flight or the recent peak then, whichever is more: a surge cannot
-    /// move it before a poll does) or finds the cluster queueing (the last bucket's mean latency at least
-    /// [`FLOOD_STRETCH`] times the least); the bound then holds it at twice that. A burst
-    /// is not a flood: it arrives at once and then drains.
     fn learn(&self, now: Instant, armed: bool) {
         let fleet = self.fleet();
         let capped = armed;
@@ -288,12 +312,27 @@ impl Limiter {
             .store(held.max(peak - peak / 16), Ordering::Relaxed);
         self.mean
             .store(self.window.mean_in_flight_fine(now), Ordering::Relaxed);
+    }
+
+    /// The flood bound's look at the in-flight count, in the bucket `epoch`: a flood, while
+    /// not capped ([`Flood::observe`]), is an in-flight count that grew at each of the last
+    /// [`super::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the ceiling
+    /// of what the front end held at the last poll that left it unbounded with the busiest
+    /// node at or below its operating point ([`FloodBase::Below`]: a surge cannot move it
+    /// before a poll does) or finds the cluster queueing (the last bucket's mean latency at
+    /// least [`FLOOD_STRETCH`] times the least); the bound then holds it at twice that. A
+    /// burst is not a flood: it arrives at once and then drains.
+    #[cold]
+    fn look(&self, now: Instant, epoch: u32, armed: bool) {
+        let capped = armed;
+        let held = self.counts.in_flight();
+        let estimate = self.window.estimate(now);
         // Capped, the class is bounded already: a flood is what the CPU has not seen yet.
         let quiet = self.quiet.load(Ordering::Relaxed);
         let seen = Seen {
             epoch,
             held,
-            cap: if self.law.flood == FloodBase::Quiet {
+            cap: if self.law.flood != FloodBase::Now {
                 (quiet >> 8).max(1)
             } else {
                 self.cap()
@@ -307,11 +346,11 @@ impl Limiter {
                 })
             })
         };
-        // Twice what the front end held at the last unbounded poll; with `FloodBase::Now`,
+        // Twice what the front end held at the last poll that set it; with `FloodBase::Now`,
         // twice what was in flight on average over the last second (the flood's first
         // buckets in it) or what Little's law gave, whichever is more.
         let base = || {
-            if self.law.flood == FloodBase::Quiet {
+            if self.law.flood != FloodBase::Now {
                 return quiet;
             }
             let area = self.window.mean_in_flight_fine(now);

@@ -204,3 +204,36 @@ fn a_growing_load_is_a_flood_and_a_burst_is_not() {
     assert!(!limiter.flooding());
     assert_eq!(limiter.bound(false, Some(ms(5_700))), Bound::None);
 }
+
+/// A surge's completions come late (the cluster queues it): the flood bound watches its
+/// arrivals, and bounds it in its third bucket without a single completion. Watched at
+/// completions (the law of 67b5c01), nothing bounds it.
+#[test]
+fn a_surge_is_bounded_as_it_arrives_before_any_completion() {
+    let surge = |law: Law| {
+        let limiter = Limiter::new(2, SECOND, law);
+        limiter.on_poll(false, 20, busy(300));
+        // 15 arrivals every 100 ms, none completed.
+        let mut admitted = 0;
+        for bucket in 0..4u64 {
+            for n in 0..15 {
+                let now = ms(10_000 + bucket * 100 + n);
+                limiter.arrive(now, false);
+                if limiter.try_enter(limiter.bound(false, Some(now)).limit()) {
+                    admitted += 1;
+                } else {
+                    limiter.refuse();
+                }
+            }
+        }
+        (limiter.flooding(), admitted)
+    };
+    // Grown by 15 at each of two buckets, past the ceiling of 2 (10): bounded at twice 2,
+    // which the 30 in flight are above, from the third bucket's first arrival.
+    assert_eq!(surge(Law::DEFAULT), (true, 30));
+    let completions = Law {
+        watch: super::super::law::Watch::Completions,
+        ..Law::DEFAULT
+    };
+    assert_eq!(surge(completions), (false, 60));
+}

@@ -121,5 +121,5 @@ mod step;
 mod window;
 
 #[doc(hidden)]
-pub use law::{FloodBase, Law, Start};
+pub use law::{FloodBase, Law, Start, Watch};
 pub(crate) use limit::{Bound, Limiter};

@@ -125,7 +125,10 @@ impl Law {
     ///    left to the window).
     /// 3. Unbounded (disarmed, no flood), the cap is the window's, and what the front end
     ///    holds (that cap, the mean in flight or the recent peak, whichever is more) is what
-    ///    a flood is measured against until the next such poll ([`FloodBase::Quiet`]).
+    ///    a flood is measured against until the next such poll, if the busiest node is at
+    ///    or below the operating point on average and now ([`FloodBase::Below`]: a poll
+    ///    before the CPU armed a surge finds the node queueing, and keeps what the front
+    ///    end held before it).
     /// 4. The error: the load per core over the operating point, within the CPU's
     ///    ([`Law::error`]).
     /// 5. A flood bound over a node below the operating point, on average and now, is
@@ -154,7 +157,7 @@ impl Law {
         };
         // What the front end holds, for a poll that leaves its class unbounded: the cap,
         // the mean in flight or the recent peak, whichever is more.
-        let quiet = (self.flood == FloodBase::Quiet).then(|| {
+        let quiet = (self.flood != FloodBase::Now).then(|| {
             poll.fine
                 .max(poll.mean_fine)
                 .max(poll.peak.saturating_mul(256))
@@ -202,6 +205,20 @@ impl Law {
             return unchanged(state);
         };
 
+        let law = self.on_cores(pool.cores());
+        let load = load_per_core(&pool);
+        let queued_now = u64::from(pool.active) + u64::from(pool.queue);
+        let idle_now = (queued_now as f64) < f64::from(law.target) * f64::from(pool.cores());
+        // The busiest node at or below the operating point, on average since the last poll
+        // and now.
+        let below = idle_now && load <= f64::from(law.target);
+
+        let quiet = if self.flood == FloodBase::Below && !below {
+            None
+        } else {
+            quiet
+        };
+
         // 3. Unbounded.
         if !bounded {
             return Step {
@@ -211,15 +228,11 @@ impl Law {
         }
 
         // 4. The error.
-        let law = self.on_cores(pool.cores());
         let start_target = f64::from(self.on(pool.cores(), refused).target);
-        let load = load_per_core(&pool);
         let error = law.error(load, cpu);
         let fine = poll.fine;
 
         // 5. A flood over a node below the operating point.
-        let queued_now = u64::from(pool.active) + u64::from(pool.queue);
-        let idle_now = (queued_now as f64) < f64::from(law.target) * f64::from(pool.cores());
         let release = poll.flooding && error < 0.0 && idle_now;
         let flooding = poll.flooding && !release;
         if release && !poll.armed {
@@ -247,7 +260,17 @@ impl Law {
                 Start::Scaled if over || poll.flooding => Some(scaled()),
                 Start::Scaled => Some(room),
                 Start::Held if over || poll.flooding => Some(scaled()),
-                Start::Held => {
+                Start::InFlight if over || poll.flooding => {
+                    // What it holds now, scaled by the point over the node's load now or
+                    // on average, whichever is more: in a surge the mean, learnt from
+                    // completions the node's queue delays, is not yet the surge's.
+                    let load_now = queued_now as f64 / f64::from(pool.cores());
+                    let most = ceiling(poll.in_flight.max(poll.peak).max(1)).saturating_mul(256);
+                    let holds = poll.mean_fine.max(poll.in_flight.saturating_mul(256));
+                    let scaled = f64::from(holds) * start_target / load.max(load_now).max(1e-3);
+                    Some((scaled.min(f64::from(most)) as u32).max(MIN_FINE))
+                }
+                Start::Held | Start::InFlight => {
                     let held = ceiling(poll.mean_fine.div_ceil(256).max(1)).saturating_mul(256);
                     Some(scaled().max(held).min(room))
                 }

@@ -225,9 +225,10 @@ fn the_slack_and_the_relief_set_the_point_on_small_nodes() {
     assert!((MOVES.on_cores(1).target - 1.25).abs() < 1e-6);
 }
 
-/// Armed over the operating point, saturated: the cap starts at the front end's mean in
-/// flight scaled to the point, not at Little's law's or the surge's peak (before: where it
-/// was, 40 here, then down by at most 1/1.4 a poll).
+/// Armed over the operating point, saturated: the cap starts at what the front end holds
+/// (the larger of its mean and its in-flight count) scaled to the point, not at Little's
+/// law's or the surge's peak (before: where it was, 40 here, then down by at most 1/1.4 a
+/// poll).
 #[test]
 fn over_the_point_the_cap_starts_scaled_to_it() {
     let armed = Poll {
@@ -238,7 +239,14 @@ fn over_the_point_the_cap_starts_scaled_to_it() {
     };
     // A front end that refused 30 % of its demand or more: the point is 4 tasks, no relief.
     let (_, steps) = run_with(&Law::DEFAULT, &[refusing(armed)]);
-    // 9 x 4 / 6 = 6 requests.
+    // max(9, 12) x 4 / 6 = 8 requests.
+    assert_eq!(steps[0].fine, Some(8 * 256));
+    // From the mean, as the law of 67b5c01 started it: 9 x 4 / 6 = 6.
+    let held = Law {
+        start: Start::Held,
+        ..Law::DEFAULT
+    };
+    let (_, steps) = run_with(&held, &[refusing(armed)]);
     assert_eq!(steps[0].fine, Some(6 * 256));
     // One that refused nothing yet starts with the relief: the point is 4 + 6 tasks.
     let (_, steps) = run_with(&Law::DEFAULT, &[armed]);
@@ -282,19 +290,32 @@ fn over_the_point_the_cap_starts_scaled_to_it() {
 /// a cap the node cannot hold.
 #[test]
 fn a_flood_at_arming_hands_on_the_scaled_cap() {
-    let (_, steps) = run_with(
-        &Law::DEFAULT,
-        &[Poll {
-            flooding: true,
-            mean_fine: 12 * 256,
-            peak: 90,
-            in_flight: 60,
-            ..refusing(poll(true, 60, node(8_000), 40 * 256))
-        }],
-    );
-    // 12 x 4 / 8 = 6.
+    let flood = Poll {
+        flooding: true,
+        mean_fine: 12 * 256,
+        peak: 90,
+        in_flight: 6,
+        ..refusing(poll(true, 60, node(8_000), 40 * 256))
+    };
+    let (_, steps) = run_with(&Law::DEFAULT, &[flood]);
+    // max(12, 6) x 4 / 8 = 6.
     assert_eq!(steps[0].fine, Some(6 * 256));
     assert!(!steps[0].release);
+    // In a surge the mean, learnt from completions the node's queue delays, is still near
+    // nothing: what is in flight is what the front end holds. 6 x 4 / 8 = 3, where the
+    // mean gave an eighth of a request (the law of 67b5c01), and the node idled.
+    let surge = Poll {
+        mean_fine: 0,
+        ..flood
+    };
+    let (_, steps) = run_with(&Law::DEFAULT, &[surge]);
+    assert_eq!(steps[0].fine, Some(3 * 256));
+    let held = Law {
+        start: Start::Held,
+        ..Law::DEFAULT
+    };
+    let (_, steps) = run_with(&held, &[surge]);
+    assert_eq!(steps[0].fine, Some(MIN_FINE));
 }
 
 /// Armed below the point, or below saturation, the cap starts with room from what the
@@ -356,8 +377,10 @@ fn below_the_point_the_cap_starts_with_room_from_what_was_held() {
 }
 
 /// What any poll of the default law may hand the cap, in 256ths: a start (the first
-/// bounded poll, or a flood bound's release) at most the larger of the mean in flight
-/// scaled to the point and the ceiling of that mean, never from a peak; any other poll at
+/// bounded poll, or a flood bound's release) at most the largest of the mean in flight
+/// scaled to the point, what the front end holds now (the larger of the mean and the
+/// in-flight count) scaled to the point by the node's load now or on average, whichever is
+/// more, and the ceiling of the mean, never from a peak; any other poll at
 /// most a poll's growth ([`Law::most_growth`]) from the cap in force. The docs state this
 /// bound (`docs/admission.md`, "Transitions").
 fn most_handed(before: &PollState, poll: &Poll, step: &Step) -> f64 {
@@ -375,8 +398,11 @@ fn most_handed(before: &PollState, poll: &Poll, step: &Step) -> f64 {
     let most = if start {
         let point = f64::from(law.on(pool.cores(), refused).target);
         let scaled = f64::from(poll.mean_fine) * point / load.max(1e-3);
+        let load_now = f64::from(pool.active + pool.queue) / f64::from(pool.cores());
+        let holds = poll.mean_fine.max(poll.in_flight.saturating_mul(256));
+        let scaled_now = f64::from(holds) * point / load.max(load_now).max(1e-3);
         let held = f64::from(ceiling(poll.mean_fine.div_ceil(256).max(1))) * 256.0;
-        scaled.max(held)
+        scaled.max(scaled_now).max(held)
     } else {
         f64::from(poll.fine) * law.on_cores(pool.cores()).most_growth(load)
     };
@@ -443,4 +469,26 @@ proptest::proptest! {
             );
         }
     }
+}
+
+/// A poll that leaves the class unbounded keeps what the front end holds as what a flood
+/// is measured against, unless it finds the busiest node over the operating point: a
+/// surge the CPU has not armed yet is not what the front end held at quiet.
+#[test]
+fn a_poll_that_finds_the_node_queueing_keeps_the_quiet_base() {
+    let unbounded = |pool| Poll {
+        peak: 40,
+        in_flight: 40,
+        ..poll(false, 40, pool, 8 * 256)
+    };
+    let (_, steps) = run_with(&Law::DEFAULT, &[unbounded(node(1_000))]);
+    assert_eq!(steps[0].quiet, Some(40 * 256));
+    let (_, steps) = run_with(&Law::DEFAULT, &[unbounded(node(30_000))]);
+    assert_eq!(steps[0].quiet, None, "the node queues 30 tasks: a surge's");
+    let any = Law {
+        flood: FloodBase::Quiet,
+        ..Law::DEFAULT
+    };
+    let (_, steps) = run_with(&any, &[unbounded(node(30_000))]);
+    assert_eq!(steps[0].quiet, Some(40 * 256), "the law of 67b5c01");
 }

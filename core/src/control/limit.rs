@@ -52,9 +52,10 @@ impl LoadControl {
     /// # Performance
     ///
     /// In Fess's mode, what [`LoadControl::check`] costs: the permit holds nothing and its
-    /// drop does nothing. In the limit mode, an atomic increment and a clock read when
-    /// admitted, and at the drop a clock read, a decrement and two additions; no lock and
-    /// no allocation.
+    /// drop does nothing. In the limit mode, a clock read, an atomic load and an atomic
+    /// increment when admitted (and, at the first request of each 100 ms, the flood bound's
+    /// look at the in-flight count), and at the drop a clock read, a decrement and two
+    /// additions; no lock and no allocation.
     #[inline(always)]
     pub fn admit<'a, C: Clock + ?Sized>(
         &'a self,
@@ -151,6 +152,8 @@ impl LoadControl {
         }
         let now = clock.now();
         let armed = self.armed(word, route);
+        // A surge is seen as it arrives, not when the cluster's queue lets it complete.
+        self.limiter.arrive(now, armed);
         let bound = self.limiter.bound(armed, Some(now));
         if self.limiter.try_enter(bound.limit()) {
             return Ok(Ticket::counted(now));
