@@ -17,8 +17,8 @@ pub struct AdmissionStats {
     /// law adjusts it by fractions (a fraction is one more request that share of the time).
     pub cap_hundredths: u32,
     /// The in-flight bound of a class that is not armed: `u32::MAX` (none) unless the flood
-    /// bound holds, then the flood's cap (twice what the completions supported before it;
-    /// one more for a fraction of the time).
+    /// bound holds, then the flood bound (twice what the front end held at its last quiet
+    /// poll; one more for a fraction of the time).
     pub ceiling: u32,
     /// Whether the cap was learnt from completions (else it is the initial one).
     pub learned: bool,
@@ -27,8 +27,8 @@ pub struct AdmissionStats {
     /// Counted requests completed in all (wrapping).
     pub completed: u32,
     /// Whether the flood bound holds: the in-flight count kept growing above what the
-    /// cluster's completions support while no class was armed, so the cap applies for a
-    /// few seconds as if armed.
+    /// front end held at its last quiet poll while no class was armed, so the flood bound
+    /// ([`AdmissionStats::ceiling`]) applies for a few seconds.
     pub flooding: bool,
     /// The in-flight count the flood bound last engaged at (0: never engaged).
     pub flood_engaged_at: u32,

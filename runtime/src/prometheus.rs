@@ -287,7 +287,7 @@ fn encode_guard(encoder: &mut DescriptorEncoder<'_>, stats: &Stats) -> fmt::Resu
     gauge(
         encoder,
         "flood_bounded",
-        "1 while the flood bound holds: in flight kept growing above what the cluster's completions support while no class was armed",
+        "1 while the flood bound holds: in flight kept growing above what the front end held at its last quiet poll while no class was armed",
         &[(None, int(admission.flooding))],
     )?;
     counter(

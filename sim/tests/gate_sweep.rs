@@ -6,9 +6,9 @@
 //! What it says: no variant holds the p99 goal in more loops than the default, and none
 //! holds any other goal in more than five loops of twenty more. The gate above 93 % holds
 //! the 1x goal and goodput in more loops (at 95 %: 12 and 12, the default 9 and 9): the gate
-//! stays at 93 % because on the node the limit mode read 93 % at 2x of the mixed workload
-//! (`bench/closed-loop/short/mixed-1fe/`), where a higher gate would read a saturated node
-//! as one with room; a gate is changed on the node's verdict, not the model's.
+//! stays at 93 %: on the node the limit mode read 88 to 94 % at 2x in run E
+//! (`bench/closed-loop/short/`), a saturated node that a higher gate would read as one with
+//! room; a gate is changed on the node's verdict, not the model's.
 //! `sim/results/mean-value.md` says why the 1x goal needs more than a setting.
 
 use std::fmt::Write as _;

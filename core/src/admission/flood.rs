@@ -92,8 +92,8 @@ impl Flood {
     }
 
     /// The bound at `now`, in whole requests (a fraction is one more that share of the
-    /// time): twice what the completions supported before the flood (the backlog drains
-    /// down to it first, since nothing is admitted above it).
+    /// time): twice what the front end held before the flood (the backlog drains down to it
+    /// first, since nothing is admitted above it).
     #[inline]
     pub(crate) fn limit(&self, now: Option<Instant>) -> u32 {
         cap::at(self.fine.load(Ordering::Relaxed).max(MIN_FINE), now)

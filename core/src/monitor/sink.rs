@@ -230,18 +230,19 @@ fn log_limited(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
 }
 
 /// The flood bound, apart from the CPU's rejections: when it engages (the in-flight count
-/// kept growing above what the cluster's completions support while no class was armed),
-/// when it is released, and the requests it refused since the last poll, with the reason.
+/// kept growing above what the front end held at its last quiet poll while no class was
+/// armed), when it is released, and the requests it refused since the last poll, with the
+/// reason and the bound itself (not the cap, which bounds an armed class).
 fn log_flood(control: &LoadControl, (before, now): (bool, bool), refused: u32) {
     let cpu = control.cpu().map_or(0, CpuPercent::get);
     let admission = control.admission();
     let engaged_at = admission.flood_engaged_at;
-    let cap = admission.cap;
+    let bound = admission.ceiling;
     match (before, now) {
         (false, true) => log::warn!(
             "Load control: flood bound engaged: the in-flight count grew to {engaged_at} \
-             request(s), faster than the cluster's completions support, while the CPU \
-             ({cpu}%) was below the thresholds; admitting up to the in-flight cap {cap} until \
+             request(s), above what this front end held at its last quiet poll, while the \
+             CPU ({cpu}%) was below the thresholds; admitting up to {bound} in flight until \
              it stops"
         ),
         (true, false) => log::info!("Load control: flood bound released (cpu={cpu}%)"),
@@ -250,8 +251,8 @@ fn log_flood(control: &LoadControl, (before, now): (bool, bool), refused: u32) {
     if refused > 0 {
         log::info!(
             "Refusing request over the flood bound: {refused} request(s) since the last poll \
-             (in flight growing above what the cluster's completions support, not the CPU: \
-             cpu={cpu}%), in-flight cap {cap}"
+             (in flight growing above what this front end held at its last quiet poll, not \
+             the CPU: cpu={cpu}%), flood bound {bound}"
         );
     }
 }
