@@ -146,6 +146,10 @@ proptest! {
                 Step::Request(i) => {
                     let before = control.admission();
                     if let Admission::Admitted(permit) = control.admit(TARGETS[i], &clock) {
+                        // The flood bound as this request met it: the first request of a
+                        // bucket lets the bound look at the in-flight count first, which
+                        // may engage it or find its hold lapsed.
+                        let met = control.admission();
                         // Armed, the cap bounds (one more for its fraction; the initial
                         // cap after a window without completions); disarmed, only a
                         // flood does.
@@ -158,8 +162,8 @@ proptest! {
                         };
                         let limit = if armed {
                             Some(before.cap.max(initial) + 1)
-                        } else if before.flooding {
-                            Some(before.ceiling.saturating_add(1))
+                        } else if met.flooding {
+                            Some(met.ceiling.saturating_add(1))
                         } else {
                             None
                         };
