@@ -317,11 +317,12 @@ impl Limiter {
     /// The flood bound's look at the in-flight count, in the bucket `epoch`: a flood, while
     /// not capped ([`Flood::observe`]), is an in-flight count that grew at each of the last
     /// [`super::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the ceiling
-    /// of what the front end held at the last poll that left it unbounded with the busiest
-    /// node at or below its operating point ([`FloodBase::Below`]: a surge cannot move it
-    /// before a poll does) or finds the cluster queueing (the last bucket's mean latency at
-    /// least [`FLOOD_STRETCH`] times the least); the bound then holds it at twice that. A
-    /// burst is not a flood: it arrives at once and then drains.
+    /// of what the front end held at the last poll that left it unbounded (a surge cannot
+    /// move it before a poll does; with [`FloodBase::Below`], only a poll that finds the
+    /// busiest node at or below its operating point) or finds the cluster queueing (the
+    /// last bucket's mean latency at least [`FLOOD_STRETCH`] times the least); the bound
+    /// then holds it at twice that. A burst is not a flood: it arrives at once and then
+    /// drains.
     #[cold]
     fn look(&self, now: Instant, epoch: u32, armed: bool) {
         let capped = armed;

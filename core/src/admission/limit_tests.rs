@@ -205,9 +205,9 @@ fn a_growing_load_is_a_flood_and_a_burst_is_not() {
     assert_eq!(limiter.bound(false, Some(ms(5_700))), Bound::None);
 }
 
-/// A surge's completions come late (the cluster queues it): the flood bound watches its
-/// arrivals, and bounds it in its third bucket without a single completion. Watched at
-/// completions (the law of 67b5c01), nothing bounds it.
+/// A surge's completions come late (the cluster queues it): watched at every request, the
+/// flood bound bounds it in its third bucket without a single completion; watched at
+/// completions (the default), nothing bounds it until one comes.
 #[test]
 fn a_surge_is_bounded_as_it_arrives_before_any_completion() {
     let surge = |law: Law| {
@@ -228,12 +228,9 @@ fn a_surge_is_bounded_as_it_arrives_before_any_completion() {
         }
         (limiter.flooding(), admitted)
     };
-    // Grown by 15 at each of two buckets, past the ceiling of 2 (10): bounded at twice 2,
-    // which the 30 in flight are above, from the third bucket's first arrival.
-    assert_eq!(surge(Law::DEFAULT), (true, 30));
-    let completions = Law {
-        watch: super::super::law::Watch::Completions,
-        ..Law::DEFAULT
-    };
-    assert_eq!(surge(completions), (false, 60));
+    // Watched at every request (the law of 92f34e1): grown by 15 at each of two buckets,
+    // past the ceiling of 2 (10), bounded at twice 2, which the 30 in flight are above, from
+    // the third bucket's first arrival.
+    assert_eq!(surge(Law::ARRIVALS), (true, 30));
+    assert_eq!(surge(Law::DEFAULT), (false, 60));
 }

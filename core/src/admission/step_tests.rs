@@ -239,15 +239,11 @@ fn over_the_point_the_cap_starts_scaled_to_it() {
     };
     // A front end that refused 30 % of its demand or more: the point is 4 tasks, no relief.
     let (_, steps) = run_with(&Law::DEFAULT, &[refusing(armed)]);
-    // max(9, 12) x 4 / 6 = 8 requests.
-    assert_eq!(steps[0].fine, Some(8 * 256));
-    // From the mean, as the law of 67b5c01 started it: 9 x 4 / 6 = 6.
-    let held = Law {
-        start: Start::Held,
-        ..Law::DEFAULT
-    };
-    let (_, steps) = run_with(&held, &[refusing(armed)]);
+    // 9 x 4 / 6 = 6 requests.
     assert_eq!(steps[0].fine, Some(6 * 256));
+    // From what it holds now (the law of 92f34e1): max(9, 12) x 4 / 6 = 8.
+    let (_, steps) = run_with(&Law::ARRIVALS, &[refusing(armed)]);
+    assert_eq!(steps[0].fine, Some(8 * 256));
     // One that refused nothing yet starts with the relief: the point is 4 + 6 tasks.
     let (_, steps) = run_with(&Law::DEFAULT, &[armed]);
     // 6 tasks is below the point of 10: room from what it held, the ceiling of 9 (31),
@@ -302,20 +298,16 @@ fn a_flood_at_arming_hands_on_the_scaled_cap() {
     assert_eq!(steps[0].fine, Some(6 * 256));
     assert!(!steps[0].release);
     // In a surge the mean, learnt from completions the node's queue delays, is still near
-    // nothing: what is in flight is what the front end holds. 6 x 4 / 8 = 3, where the
-    // mean gave an eighth of a request (the law of 67b5c01), and the node idled.
+    // nothing: the cap starts at an eighth of a request. From what is in flight (the law
+    // of 92f34e1): 6 x 4 / 8 = 3.
     let surge = Poll {
         mean_fine: 0,
         ..flood
     };
     let (_, steps) = run_with(&Law::DEFAULT, &[surge]);
-    assert_eq!(steps[0].fine, Some(3 * 256));
-    let held = Law {
-        start: Start::Held,
-        ..Law::DEFAULT
-    };
-    let (_, steps) = run_with(&held, &[surge]);
     assert_eq!(steps[0].fine, Some(MIN_FINE));
+    let (_, steps) = run_with(&Law::ARRIVALS, &[surge]);
+    assert_eq!(steps[0].fine, Some(3 * 256));
 }
 
 /// Armed below the point, or below saturation, the cap starts with room from what the
@@ -459,21 +451,24 @@ proptest::proptest! {
             fine,
             flooding,
         };
-        let step = Law::DEFAULT.step(&before, &poll);
-        if let Some(next) = step.fine {
-            let most = most_handed(&before, &poll, &step);
-            proptest::prop_assert!(
-                f64::from(next) <= most,
-                "{} > {most}: {before:?} {poll:?}",
-                next
-            );
+        for law in [Law::DEFAULT, Law::ARRIVALS] {
+            let step = law.step(&before, &poll);
+            if let Some(next) = step.fine {
+                let most = most_handed(&before, &poll, &step);
+                proptest::prop_assert!(
+                    f64::from(next) <= most,
+                    "{} > {most}: {law:?} {before:?} {poll:?}",
+                    next
+                );
+            }
         }
     }
 }
 
-/// A poll that leaves the class unbounded keeps what the front end holds as what a flood
-/// is measured against, unless it finds the busiest node over the operating point: a
-/// surge the CPU has not armed yet is not what the front end held at quiet.
+/// With [`FloodBase::Below`] (the law of 92f34e1), a poll that leaves the class unbounded
+/// keeps what the front end holds as what a flood is measured against, unless it finds
+/// the busiest node over the operating point: a surge the CPU has not armed yet is not what
+/// the front end held at quiet. The default takes it at any unbounded poll.
 #[test]
 fn a_poll_that_finds_the_node_queueing_keeps_the_quiet_base() {
     let unbounded = |pool| Poll {
@@ -481,14 +476,11 @@ fn a_poll_that_finds_the_node_queueing_keeps_the_quiet_base() {
         in_flight: 40,
         ..poll(false, 40, pool, 8 * 256)
     };
-    let (_, steps) = run_with(&Law::DEFAULT, &[unbounded(node(1_000))]);
+    let below = Law::ARRIVALS;
+    let (_, steps) = run_with(&below, &[unbounded(node(1_000))]);
     assert_eq!(steps[0].quiet, Some(40 * 256));
-    let (_, steps) = run_with(&Law::DEFAULT, &[unbounded(node(30_000))]);
+    let (_, steps) = run_with(&below, &[unbounded(node(30_000))]);
     assert_eq!(steps[0].quiet, None, "the node queues 30 tasks: a surge's");
-    let any = Law {
-        flood: FloodBase::Quiet,
-        ..Law::DEFAULT
-    };
-    let (_, steps) = run_with(&any, &[unbounded(node(30_000))]);
-    assert_eq!(steps[0].quiet, Some(40 * 256), "the law of 67b5c01");
+    let (_, steps) = run_with(&Law::DEFAULT, &[unbounded(node(30_000))]);
+    assert_eq!(steps[0].quiet, Some(40 * 256), "the default takes it");
 }
