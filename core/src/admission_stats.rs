@@ -32,8 +32,8 @@ pub struct AdmissionStats {
     pub flooding: bool,
     /// The in-flight count the flood bound last engaged at (0: never engaged).
     pub flood_engaged_at: u32,
-    /// Requests refused by the flood bound in all (wrapping); counted apart from the
-    /// CPU's rejections ([`crate::LoadControl::rejected`]).
+    /// Requests refused by the flood bound in all, both classes (wrapping): the
+    /// [`crate::RejectReason::Flood`] share of [`crate::LoadControl::rejected`].
     pub rejected_flood: u32,
     /// The busiest node's search thread pool at the last poll, when the poll reported one:
     /// the shared signal of the fleet law.

@@ -68,11 +68,11 @@ pub struct ClusterPoint {
     /// Whether API requests were being rejected after the poll (in the limit mode:
     /// whether the class was armed).
     pub rejecting_api: bool,
-    /// Web requests rejected (in monitor mode: that would have been) since the previous
-    /// point.
+    /// Web requests rejected, whatever the reason (in monitor mode: that would have been),
+    /// since the previous point.
     pub rejected_web: u32,
-    /// API requests rejected (in monitor mode: that would have been) since the previous
-    /// point.
+    /// API requests rejected, whatever the reason (in monitor mode: that would have been),
+    /// since the previous point.
     pub rejected_api: u32,
     /// `load.control.admission=limit`: the in-flight cap after the poll (0 in Fess's mode).
     pub cap: u32,
@@ -82,7 +82,8 @@ pub struct ClusterPoint {
     /// (with the rejections, the share admitted).
     pub completed: u32,
     /// `load.control.admission=limit`: requests refused by the flood bound since the
-    /// previous point (not by the CPU: counted apart from `rejected_web` and `rejected_api`).
+    /// previous point, both classes (counted in `rejected_web` and `rejected_api` too, with
+    /// the reason [`crate::RejectReason::Flood`]).
     pub rejected_flood: u32,
     /// `load.control.admission=limit`: whether the flood bound held after the poll.
     pub flooding: bool,

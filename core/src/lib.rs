@@ -27,6 +27,7 @@ mod path;
 mod percent;
 mod policy;
 pub mod properties;
+mod reject_reason;
 mod search_pool;
 mod snippet;
 mod source;
@@ -54,6 +55,7 @@ pub use path::{
 };
 pub use percent::CpuPercent;
 pub use policy::Outcome;
+pub use reject_reason::{RejectReason, Rejections};
 pub use snippet::Snippet;
 pub use source::{
     BodyError, CpuSample, CpuSource, FixedSource, FromConfig, Role, ScriptedSource, SetupError,

@@ -2,7 +2,9 @@
 
 use core::time::Duration;
 
-use crate::{AdmissionStats, ClusterStatus, CpuPercent, Instant, LoadControl, Route, Settings};
+use crate::{
+    AdmissionStats, ClusterStatus, CpuPercent, Instant, LoadControl, Rejections, Route, Settings,
+};
 
 /// What HTTP load control sees and did, at one instant. Allocation-free and `Copy`.
 ///
@@ -43,10 +45,15 @@ pub struct Stats {
     /// Which of the cluster's addresses answered the last successful poll (an index into
     /// [`crate::ClusterConfig::urls`]); `None` before the first.
     pub endpoint: Option<u8>,
-    /// Web requests rejected (in monitor mode: that would have been).
+    /// Web requests rejected, whatever the reason (in monitor mode: that would have been).
     pub rejected_web: u32,
-    /// API requests rejected (in monitor mode: that would have been).
+    /// API requests rejected, whatever the reason (in monitor mode: that would have been).
     pub rejected_api: u32,
+    /// Web requests rejected by reason ([`crate::RejectReason`]): they add up to
+    /// [`Stats::rejected_web`].
+    pub rejections_web: Rejections,
+    /// API requests rejected by reason: they add up to [`Stats::rejected_api`].
+    pub rejections_api: Rejections,
     /// Whether web requests are in the rejecting state (in the limit mode: armed, so
     /// admitted under the in-flight cap; see [`crate::AdmissionStats`]).
     pub rejecting_web: bool,
@@ -68,6 +75,10 @@ impl Stats {
     pub fn of(control: &LoadControl, status: &ClusterStatus, now: Instant) -> Stats {
         let (nodes, failed_nodes) = status.nodes();
         let failures = status.failures();
+        let (web, api) = (
+            control.rejections(Route::Web),
+            control.rejections(Route::Api),
+        );
         Stats {
             cpu: control.cpu(),
             raw_cpu: status.raw_cpu(),
@@ -80,8 +91,10 @@ impl Stats {
             nodes,
             failed_nodes,
             endpoint: status.endpoint(),
-            rejected_web: control.rejected(Route::Web),
-            rejected_api: control.rejected(Route::Api),
+            rejected_web: web.total(),
+            rejected_api: api.total(),
+            rejections_web: web,
+            rejections_api: api,
             rejecting_web: control.is_rejecting(Route::Web),
             rejecting_api: control.is_rejecting(Route::Api),
             transitions: status.transitions(),

@@ -4,7 +4,9 @@
 use core::fmt;
 
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
-use crate::{CpuGauge, CpuPercent, CpuSample, FailureCounter, LoadControl, Route, Transitions};
+use crate::{
+    CpuGauge, CpuPercent, CpuSample, FailureCounter, LoadControl, Rejections, Route, Transitions,
+};
 
 /// `ClusterStatus::endpoint` before any successful poll.
 const NO_ENDPOINT: u8 = u8::MAX;
@@ -37,8 +39,9 @@ pub struct ClusterStatus {
     endpoint: AtomicU8,
     transitions: AtomicU32,
     failures: FailureCounter,
-    /// Rejection totals (web, API), completions and flood refusals at the previous poll.
-    reported: [AtomicU32; 4],
+    /// Rejections by class and reason (web, then API; each cpu, cap, flood) and
+    /// completions at the previous poll.
+    reported: [AtomicU32; 7],
     /// Whether the flood bound held at the previous poll.
     flooding: AtomicU8,
 }
@@ -46,15 +49,29 @@ pub struct ClusterStatus {
 /// What happened between two polls ([`ClusterStatus::take_poll_counts`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct PollCounts {
-    /// Web requests rejected (in monitor mode: that would have been).
-    pub(crate) rejected_web: u32,
-    /// API requests rejected (in monitor mode: that would have been).
-    pub(crate) rejected_api: u32,
+    /// Web requests rejected, by reason (in monitor mode: that would have been).
+    pub(crate) web: Rejections,
+    /// API requests rejected, by reason (in monitor mode: that would have been).
+    pub(crate) api: Rejections,
     /// Counted requests completed (`load.control.admission=limit`).
     pub(crate) completed: u32,
-    /// Requests refused by the flood bound (`load.control.admission=limit`), apart from
-    /// the CPU's rejections.
-    pub(crate) rejected_flood: u32,
+}
+
+impl PollCounts {
+    /// Web requests rejected, whatever the reason.
+    pub(crate) const fn rejected_web(&self) -> u32 {
+        self.web.total()
+    }
+
+    /// API requests rejected, whatever the reason.
+    pub(crate) const fn rejected_api(&self) -> u32 {
+        self.api.total()
+    }
+
+    /// Requests refused by the flood bound, both classes.
+    pub(crate) const fn rejected_flood(&self) -> u32 {
+        self.web.flood.wrapping_add(self.api.flood)
+    }
 }
 
 impl ClusterStatus {
@@ -69,6 +86,9 @@ impl ClusterStatus {
             transitions: AtomicU32::new(0),
             failures: FailureCounter::new(),
             reported: [
+                AtomicU32::new(0),
+                AtomicU32::new(0),
+                AtomicU32::new(0),
                 AtomicU32::new(0),
                 AtomicU32::new(0),
                 AtomicU32::new(0),
@@ -104,12 +124,18 @@ impl ClusterStatus {
         let since = |now: u32, reported: &AtomicU32| {
             now.wrapping_sub(reported.swap(now, Ordering::Relaxed))
         };
-        let admission = control.admission();
+        let by_reason = |route: Route, reported: &[AtomicU32]| {
+            let now = control.rejections(route);
+            Rejections {
+                cpu: since(now.cpu, &reported[0]),
+                cap: since(now.cap, &reported[1]),
+                flood: since(now.flood, &reported[2]),
+            }
+        };
         PollCounts {
-            rejected_web: since(control.rejected(Route::Web), &self.reported[0]),
-            rejected_api: since(control.rejected(Route::Api), &self.reported[1]),
-            completed: since(admission.completed, &self.reported[2]),
-            rejected_flood: since(admission.rejected_flood, &self.reported[3]),
+            web: by_reason(Route::Web, &self.reported[0..3]),
+            api: by_reason(Route::Api, &self.reported[3..6]),
+            completed: since(control.admission().completed, &self.reported[6]),
         }
     }
 
@@ -191,7 +217,11 @@ mod tests {
         }
         let _ = control.check("/api/v1/x");
         let counts = status.take_poll_counts(&control);
-        assert_eq!((counts.rejected_web, counts.rejected_api), (3, 1));
+        assert_eq!((counts.rejected_web(), counts.rejected_api()), (3, 1));
+        assert_eq!(
+            (counts.web.cpu, counts.api.cpu, counts.rejected_flood()),
+            (3, 1, 0)
+        );
         assert_eq!(status.take_poll_counts(&control), PollCounts::default());
         assert_eq!(status.endpoint(), None);
         status.record_sample(&CpuSample::local(CpuPercent::new(1)).from_endpoint(2));

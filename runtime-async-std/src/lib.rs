@@ -39,10 +39,10 @@ pub use load_runtime::{
     ClusterConfig, ClusterStatus, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
     CpuPercent, CpuSample, CpuSource, CpuSourceKind, Decision, FailureCounter, FailurePolicy,
     FixedSource, FromConfig, GateThreshold, Instant, LoadControl, ManualClock, Mode, NodeUrl,
-    Origin, Outcome, Pass, PendingPermit, ReadConfigError, RequestPermit, Role, Route, Runtime,
-    ScriptedSource, Secret, Settings, SetupError, Sleep, Smoothing, SourceError, SourceErrorKind,
-    StaticFiles, Stats, StdClock, Text, Threshold, UrlError, env_config, history, keys, monitor,
-    read_config, read_config_with_env,
+    Origin, Outcome, Pass, PendingPermit, ReadConfigError, RejectReason, Rejections, RequestPermit,
+    Role, Route, Runtime, ScriptedSource, Secret, Settings, SetupError, Sleep, Smoothing,
+    SourceError, SourceErrorKind, StaticFiles, Stats, StdClock, Text, Threshold, UrlError,
+    env_config, history, keys, monitor, read_config, read_config_with_env,
 };
 
 #[cfg(feature = "opensearch")]

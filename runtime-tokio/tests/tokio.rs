@@ -570,7 +570,7 @@ async fn metrics_declared_uncontrolled_answer_at_any_load() {
     assert!(rejected >= 5, "{rejected}");
     assert!(
         text.contains(&format!(
-            "load_control_rejected_requests_total{{class=\"web\"}} {rejected}"
+            "load_control_rejected_requests_total{{class=\"web\",reason=\"cpu\"}} {rejected}"
         )),
         "{text}"
     );

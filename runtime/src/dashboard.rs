@@ -35,7 +35,7 @@ use std::time::Duration;
 use load_core::history::{ClusterPoint, HISTORY_LEN, LocalPoint, Timeline};
 use load_core::{
     AdmissionMode, AdmissionStats, Clock, Config, CpuPercent, CpuSource, GateThreshold, Instant,
-    Mode, Smoothing, Threshold, keys,
+    Mode, RejectReason, Rejections, Smoothing, Threshold, keys,
 };
 
 use crate::{BackgroundGate, LoadGuard, Runtime};
@@ -157,6 +157,8 @@ impl Snapshot {
             monitor_started: self.monitor_started,
             rejecting_web: self.live.rejecting_web,
             rejecting_api: self.live.rejecting_api,
+            rejections_web: self.live.rejections_web,
+            rejections_api: self.live.rejections_api,
             crawled: 0,
             indexed: None,
             waiting: self.waiting,
@@ -226,6 +228,10 @@ pub struct View<'a> {
     pub rejecting_web: bool,
     /// Whether API requests are being rejected now.
     pub rejecting_api: bool,
+    /// Web requests rejected in all, by reason (the words of the log and the metrics).
+    pub rejections_web: Rejections,
+    /// API requests rejected in all, by reason.
+    pub rejections_api: Rejections,
     /// Units of background work done (the crawler's, in Fess; 0 when not counted).
     pub crawled: u64,
     /// Documents the background work indexed into the cluster (`None`: not shown).
@@ -812,14 +818,28 @@ pub fn page(view: &View<'_>) -> String {
         let _ = writeln!(
             html,
             "<p id=\"fleet\">Fleet: {pool}; this front end refused {refused} % of its demand \
-             between the last two polls, its cap is {cap:.2} request(s). Flood bound: {flood}, \
-             {flood_refused} request(s) refused by it in all (not by the CPU).</p>",
+             between the last two polls, its cap is {cap:.2} request(s). Flood bound: \
+             {flood}.</p>",
             refused = live.refused_percent,
             cap = f64::from(live.cap_hundredths) / 100.0,
             flood = if live.flooding { "holding" } else { "idle" },
-            flood_refused = live.rejected_flood,
         );
     }
+    // Every busy response, by the reason's word: the metrics' `reason` label and the log's
+    // `reason=`.
+    let by_reason = |rejections: Rejections| {
+        let reasons: Vec<String> = RejectReason::ALL
+            .iter()
+            .map(|reason| format!("{reason} {}", rejections.get(*reason)))
+            .collect();
+        format!("{} ({})", rejections.total(), reasons.join(", "))
+    };
+    let _ = writeln!(
+        html,
+        "<p id=\"rejections\">Rejected in all: web {web}, API {api}.</p>",
+        web = by_reason(view.rejections_web),
+        api = by_reason(view.rejections_api),
+    );
     let _ = write!(
         html,
         "<h2>This machine and the crawler</h2>\n{chart}<p class=\"legend\">{local}{paused}</p>\n\

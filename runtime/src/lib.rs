@@ -39,8 +39,8 @@ pub use load_core::{
     AdaptiveGate, Admission, AdmissionMode, AdmissionStats, Clock, ClusterConfig, ClusterStatus,
     ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig, CpuPercent, CpuSample,
     CpuSource, CpuSourceKind, Decision, FailureCounter, FailurePolicy, FixedSource, FromConfig,
-    GateThreshold, Instant, LoadControl, ManualClock, Mode, NodeUrl, Origin, Outcome, Pass, Role,
-    Route, ScriptedSource, Secret, Settings, SetupError, Sleep, Smoothing, SourceError,
-    SourceErrorKind, StaticFiles, Stats, StdClock, Text, Threshold, UrlError, history, keys,
-    monitor,
+    GateThreshold, Instant, LoadControl, ManualClock, Mode, NodeUrl, Origin, Outcome, Pass,
+    RejectReason, Rejections, Role, Route, ScriptedSource, Secret, Settings, SetupError, Sleep,
+    Smoothing, SourceError, SourceErrorKind, StaticFiles, Stats, StdClock, Text, Threshold,
+    UrlError, history, keys, monitor,
 };

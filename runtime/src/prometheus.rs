@@ -25,13 +25,14 @@
 //! let mut text = String::new();
 //! prometheus_client::encoding::text::encode(&mut text, &registry)?;
 //! assert!(text.contains("# TYPE load_control_rejected_requests counter"));
+//! assert!(text.contains(r#"load_control_rejected_requests_total{class="web",reason="flood"} 0"#));
 //! assert!(text.contains("load_control_threshold_percent{class=\"web\"} 100"));
 //! # Ok::<(), std::fmt::Error>(())
 //! ```
 
 use std::fmt;
 
-use load_core::{AdmissionMode, CpuSource, Mode, Stats};
+use load_core::{AdmissionMode, CpuSource, Mode, RejectReason, Stats};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::MetricType;
@@ -149,6 +150,25 @@ fn counter(
     Ok(())
 }
 
+/// Every busy response, by class and reason (`cpu`, `cap`, `flood`: the words of the log and
+/// of the stats), all six series always present so that a sum over them is the total.
+fn rejected(encoder: &mut DescriptorEncoder<'_>, stats: &Stats) -> fmt::Result {
+    let mut metric = encoder.encode_descriptor(
+        "rejected_requests",
+        "Requests rejected per class and reason: cpu (the CPU threshold), cap (the in-flight cap while armed), flood (the flood bound); in monitor mode, that would have been",
+        None,
+        MetricType::Counter,
+    )?;
+    for (class, rejections) in [("web", stats.rejections_web), ("api", stats.rejections_api)] {
+        for reason in RejectReason::ALL {
+            let labels = [("class", class), ("reason", reason.as_str())];
+            ConstCounter::new(u64::from(rejections.get(reason)))
+                .encode(metric.encode_family(&labels)?)?;
+        }
+    }
+    Ok(())
+}
+
 fn int(value: impl Into<i64>) -> GaugeValue {
     GaugeValue::Int(value.into())
 }
@@ -241,15 +261,7 @@ fn encode_guard(encoder: &mut DescriptorEncoder<'_>, stats: &Stats) -> fmt::Resu
             (Some(("state", "failed")), int(stats.failed_nodes)),
         ],
     )?;
-    counter(
-        encoder,
-        "rejected_requests",
-        "Requests rejected per class (in monitor mode: that would have been)",
-        &[
-            (Some(("class", "web")), u64::from(stats.rejected_web)),
-            (Some(("class", "api")), u64::from(stats.rejected_api)),
-        ],
-    )?;
+    rejected(encoder, stats)?;
     gauge(
         encoder,
         "rejecting",
@@ -289,12 +301,6 @@ fn encode_guard(encoder: &mut DescriptorEncoder<'_>, stats: &Stats) -> fmt::Resu
         "flood_bounded",
         "1 while the flood bound holds: in flight kept growing above what the front end held at its last quiet poll while no class was armed",
         &[(None, int(admission.flooding))],
-    )?;
-    counter(
-        encoder,
-        "flood_refused_requests",
-        "Requests refused by the flood bound (not by the CPU: apart from rejected_requests)",
-        &[(None, u64::from(admission.rejected_flood))],
     )?;
     gauge(
         encoder,

@@ -5,11 +5,48 @@
 
 use std::time::Duration;
 
-use load_core::{Config, CpuPercent, FixedSource, NodeUrl};
+use load_core::{Config, CpuPercent, CpuSource, FixedSource, NodeUrl, RejectReason};
 use load_opensearch::{OpenSearchOptions, OpenSearchSource};
 use load_runtime::{BackgroundGate, LoadGuard, Runtime};
 use load_tests::logs::{self, Record};
 use load_tests::{Reply, Stub, wait_until};
+
+/// Where else a 429 is explained agrees with the log line the caller checks: the stats
+/// count `web` web requests under `reason` and nothing under any other, their total is the
+/// class's, and the metric gives each reason's count under its word.
+fn the_counts_agree<R: Runtime, S: CpuSource + Send + 'static>(
+    guard: &LoadGuard<R, S>,
+    reason: RejectReason,
+    web: u32,
+) {
+    let stats = guard.stats();
+    for each in RejectReason::ALL {
+        let expected = if each == reason { web } else { 0 };
+        assert_eq!(
+            stats.rejections_web.get(each),
+            expected,
+            "{each}: {stats:?}"
+        );
+        assert_eq!(stats.rejections_api.get(each), 0, "{each}: {stats:?}");
+    }
+    assert_eq!(stats.rejected_web, web);
+    let mut registry = prometheus_client::registry::Registry::default();
+    load_runtime::prometheus::LoadCollector::new()
+        .guard(guard)
+        .register(&mut registry);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).expect("encoded");
+    for each in RejectReason::ALL {
+        let count = stats.rejections_web.get(each);
+        let line = format!(
+            "load_control_rejected_requests_total{{class=\"web\",reason=\"{each}\"}} {count}"
+        );
+        assert!(
+            text.lines().any(|l| l == line),
+            "{line} missing from:\n{text}"
+        );
+    }
+}
 
 fn matching(records: &[Record], prefix: &str) -> Vec<Record> {
     records
@@ -39,6 +76,7 @@ async fn cluster_monitor<R: Runtime + Default>() {
     for _ in 0..7 {
         assert!(!guard.check("/search?q=x").is_allowed());
     }
+    the_counts_agree(&guard, RejectReason::Cpu, 7);
     for _ in 0..3 {
         assert!(guard.check("/api/v1/x").is_allowed(), "API control is off");
     }
@@ -84,7 +122,7 @@ async fn cluster_monitor<R: Runtime + Default>() {
     assert_eq!(summaries[0].level, log::Level::Info);
     assert_eq!(
         summaries[0].message,
-        "Rejecting request due to high CPU load: 7 web request(s) (threshold=80%) since the last poll, cpu=90%"
+        "Rejecting request due to high CPU load: 7 web request(s) (threshold=80%) since the last poll, cpu=90%, reason=cpu"
     );
 
     for record in &records {
@@ -161,7 +199,8 @@ async fn limit_mode<R: Runtime + Default>() {
     for _ in 0..3 {
         assert!(!guard.admit("/search?q=x").is_admitted(), "over the cap");
     }
-    let summary = "Rejecting request over the in-flight limit: ";
+    the_counts_agree(&guard, RejectReason::Cap, 3);
+    let summary = "Rejecting request over the in-flight cap: ";
     assert!(wait_until(Duration::from_secs(5), || !matching(
         &logs::records(),
         summary
@@ -182,8 +221,8 @@ async fn limit_mode<R: Runtime + Default>() {
     assert_eq!(summaries[0].level, log::Level::Info);
     assert_eq!(
         summaries[0].message,
-        "Rejecting request over the in-flight limit: 3 web request(s) (armed) since the last \
-         poll, cap=2, cpu=90%"
+        "Rejecting request over the in-flight cap: 3 web request(s) (armed) since the last \
+         poll, cap=2, cpu=90%, reason=cap"
     );
     assert!(
         matching(&records, "Rejecting request due to high CPU load").is_empty(),

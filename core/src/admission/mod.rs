@@ -46,13 +46,10 @@
 //!   of the time (the first `frac` milliseconds of every 256).
 //! - **Where the cap starts.** When a class arms (or a flood bound is released while it is
 //!   armed) with the node saturated and over the operating point, or while a flood bound
-//!   holds, the cap starts at what this front end holds (the larger of its mean in flight
-//!   over the last second and its in-flight count now), scaled by the point over the node's
-//!   load (now or on average since the last poll, whichever is more), within the ceiling of
-//!   the recent peak in flight: each front end of a fleet scales its own share of the node's
-//!   load by the same factor, so that their sum starts at the point. The mean alone (to
-//!   67b5c01) is learnt from completions, which a surge's queue delays: flooding, it was
-//!   near nothing, the caps started at an eighth of a request and the node idled. The first operating-point law (165a8a2) started it at
+//!   holds, the cap starts at what this front end had in flight on average over the last
+//!   second, scaled by `point / load`, within the ceiling of the recent peak in flight: each
+//!   front end of a fleet scales its own share of the node's load by the same factor, so that
+//!   their sum starts at the point. The first operating-point law (165a8a2) started it at
 //!   Little's law's cap or at the ceiling of the surge's own peak (24 to 47 on a one-core
 //!   node that holds 2 to 4), and came down by 1/1.4 a poll: the onset that held the real
 //!   node's tail. Below the operating point or below saturation it starts with room from
@@ -69,22 +66,17 @@
 //!   next rebuilt every front end's cap at the floor of 8, and a fleet's floors added up).
 //! - **Disarmed**, there is no in-flight bound: a burst at light load is never shed. Only a
 //!   **flood** is bounded, measured against what the front end held at its last poll that
-//!   left the class unbounded with the busiest node at or below the operating point (the
-//!   cap, the mean in flight or the recent peak then, whichever is more: a surge cannot move
-//!   it before a poll does, nor a poll that finds the node queueing before the CPU armed the
-//!   class): the in-flight count, looked at once every bucket of 100 ms at its first request
-//!   or completion, grew by more than noise (2 plus a quarter of that) at each of two
-//!   buckets in a row and is above its ceiling, or finds the cluster queueing (the last
-//!   bucket's mean latency at least 8 times the least of the window). Looked at only at
-//!   completions (to 67b5c01), a surge the cluster queued was seen late: fleets of four
-//!   and eight were bounded only when the CPU armed them, 2 s in. The bound, twice what the front end held, then
+//!   left the class unbounded (the cap, the mean in flight or the recent peak then,
+//!   whichever is more: a surge cannot move it before a poll does): the in-flight count grew
+//!   by more than noise (2 plus a quarter of that) at each of two buckets of 100 ms in a row
+//!   and is above its ceiling, or finds the cluster queueing (the last bucket's mean latency
+//!   at least 8 times the least of the window). The bound, twice what the front end held, then
 //!   holds for two poll intervals and a second (at least 3 s; before, 3 s whatever the
 //!   interval, which the interval's 86,400 s limit made meaningless) so that the CPU,
 //!   reported a second late, can arm the class. A poll that finds the busiest node below
 //!   the operating point, on average since the last poll and now, releases it: a run of
-//!   arrivals is not a flood. Requests the flood bound refuses are counted apart from the
-//!   CPU's rejections ([`crate::AdmissionStats::rejected_flood`]) and logged with their
-//!   reason.
+//!   arrivals is not a flood. Requests the flood bound refuses are counted under their
+//!   own reason ([`crate::RejectReason::Flood`]) and logged with it.
 //! - **Little's law** gives the cap while disarmed, and always when the poll does not report
 //!   the pool: the completions per second of the busiest 100 ms bucket of the last second,
 //!   times the least mean latency of the last ten seconds. It is learnt at the first
@@ -114,12 +106,10 @@
 //!
 //! In Fess's mode ([`crate::AdmissionMode::Threshold`], the default) a permit is a value
 //! with nothing to do: admitting reads what [`crate::LoadControl::check`] reads and nothing
-//! more, and dropping the permit does nothing. In the limit mode a request does a clock
-//! read, an atomic load (the bucket the flood bound last looked in) and an atomic
-//! increment when admitted, and the first of each 100 ms the flood bound's look besides; a
-//! refused one another increment; its permit, when dropped, a clock read, a decrement and
-//! two additions to its bucket; abandoned, a decrement. The poll's arithmetic runs on the
-//! monitor, once a second.
+//! more, and dropping the permit does nothing. In the limit mode an admitted request does an
+//! atomic increment and a clock read; a refused one an atomic increment; its permit, when
+//! dropped, a clock read, a decrement and two additions to its bucket; abandoned, a
+//! decrement. The poll's arithmetic runs on the monitor, once a second.
 
 mod cap;
 mod count;

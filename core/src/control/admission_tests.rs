@@ -258,3 +258,55 @@ fn check_cannot_count_so_armed_it_sheds_its_class_as_fess_does() {
     poll(&control, &clock, 10);
     assert_eq!(control.check("/search"), Decision::Allow);
 }
+
+/// Every refusal is counted once, under its class and its reason: the CPU in Fess's mode
+/// (and for a request only checked while its class is armed), the cap while armed, the
+/// flood bound while not; the totals are their sums.
+#[test]
+fn every_refusal_is_counted_once_under_its_reason() {
+    let control = LoadControl::new(70, 80);
+    let clock = ManualClock::new(Instant::ZERO);
+    poll(&control, &clock, 85);
+    assert!(!control.admit("/search", &clock).is_admitted());
+    assert!(!control.admit("/api/v1/x", &clock).is_admitted());
+    let cpu_only = Rejections {
+        cpu: 1,
+        cap: 0,
+        flood: 0,
+    };
+    assert_eq!(control.rejections(Route::Web), cpu_only);
+    assert_eq!(control.rejections(Route::Api), cpu_only);
+
+    // The flood bound watched at every request, so that it engages without a completion.
+    let control = LoadControl::from_config_with_law(&limit_config(70, 100), Law::ARRIVALS);
+    let clock = ManualClock::new(Instant::from_secs(10));
+    // Disarmed: 10 more in flight at each of three buckets. The third bucket's first
+    // request finds the count grown twice, above the ceiling of the initial 2 (10): the
+    // flood bound (twice 2) refuses all ten.
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..3 {
+        for _ in 0..10 {
+            match control.admit("/search", &clock).permit() {
+                Some(permit) => held.push(permit),
+                None => refused += 1,
+            }
+        }
+        clock.advance(Duration::from_millis(100));
+    }
+    assert_eq!((held.len(), refused), (20, 10));
+    assert!(control.admission().flooding);
+    // Armed: the cap refuses a permit, and a request only checked is the CPU's.
+    poll(&control, &clock, 90);
+    assert!(control.admission().armed_web);
+    assert!(!control.admit("/search", &clock).is_admitted());
+    assert!(!control.check("/search").is_allowed());
+    let web = control.rejections(Route::Web);
+    assert_eq!((web.cpu, web.cap, web.flood), (1, 1, 10));
+    assert_eq!(control.rejected(Route::Web), 12);
+    assert_eq!(control.admission().rejected_flood, 10);
+    assert_eq!(control.rejections(Route::Api), Rejections::default());
+    for reason in RejectReason::ALL {
+        assert_eq!(web.get(reason), [1, 1, 10][reason.index()], "{reason}");
+    }
+}

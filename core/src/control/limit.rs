@@ -7,7 +7,7 @@ use crate::AdmissionStats;
 use crate::admission::Bound;
 use crate::atomic::Ordering;
 use crate::node_stats::SearchPool;
-use crate::{Clock, Decision, Instant, Route};
+use crate::{Clock, Decision, Instant, RejectReason, Route};
 
 impl LoadControl {
     /// [`LoadControl::check`] in the limit mode. A checked request is not counted, so an
@@ -24,8 +24,8 @@ impl LoadControl {
         } else if self.limiter.in_flight() < self.limiter.bound(false, None).limit() {
             Decision::Allow
         } else {
-            // The flood bound, counted apart from the CPU's rejections.
-            self.rejected.count_flood();
+            // The flood bound, a reason of its own.
+            self.rejected.count(route, RejectReason::Flood);
             if word.monitor() {
                 Decision::Allow
             } else {
@@ -52,10 +52,9 @@ impl LoadControl {
     /// # Performance
     ///
     /// In Fess's mode, what [`LoadControl::check`] costs: the permit holds nothing and its
-    /// drop does nothing. In the limit mode, a clock read, an atomic load and an atomic
-    /// increment when admitted (and, at the first request of each 100 ms, the flood bound's
-    /// look at the in-flight count), and at the drop a clock read, a decrement and two
-    /// additions; no lock and no allocation.
+    /// drop does nothing. In the limit mode, an atomic increment and a clock read when
+    /// admitted, and at the drop a clock read, a decrement and two additions; no lock and
+    /// no allocation.
     #[inline(always)]
     pub fn admit<'a, C: Clock + ?Sized>(
         &'a self,
@@ -152,19 +151,19 @@ impl LoadControl {
         }
         let now = clock.now();
         let armed = self.armed(word, route);
-        // A surge is seen as it arrives, not when the cluster's queue lets it complete.
+        // With the flood watched at every request (a design the default does not take).
         self.limiter.arrive(now, armed);
         let bound = self.limiter.bound(armed, Some(now));
         if self.limiter.try_enter(bound.limit()) {
             return Ok(Ticket::counted(now));
         }
         self.limiter.refuse();
-        if let Bound::Cap(_) = bound {
-            self.rejected.count(route);
+        let reason = if let Bound::Cap(_) = bound {
+            RejectReason::Cap
         } else {
-            // The flood bound, counted apart from the cap's rejections.
-            self.rejected.count_flood();
-        }
+            RejectReason::Flood
+        };
+        self.rejected.count(route, reason);
         if word.monitor() {
             // Monitor mode: counted as a rejection, admitted, and in flight all the same.
             self.limiter.enter();

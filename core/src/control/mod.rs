@@ -10,7 +10,7 @@ use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use crate::policy::{Hysteresis, Outcome, Signal, SignalPolicy};
 use crate::{
     AdmissionMode, ControlConfig, CpuGauge, CpuPercent, FailurePolicy, Instant, Mode, PathRules,
-    Reading, Route, Threshold,
+    Reading, RejectReason, Rejections, Route, Threshold,
 };
 
 mod limit;
@@ -302,10 +302,10 @@ impl LoadControl {
         }
     }
 
-    /// Counts a rejection of `route`, and rejects it unless in monitor mode.
+    /// Counts a rejection of `route` by the CPU, and rejects it unless in monitor mode.
     #[inline]
     fn reject(&self, word: Word, route: Route) -> Decision {
-        self.rejected.count(route);
+        self.rejected.count(route, RejectReason::Cpu);
         if !word.monitor() {
             Decision::Reject(route)
         } else {
@@ -531,14 +531,23 @@ impl LoadControl {
         self.gauge.reading()
     }
 
-    /// Requests of a class rejected so far — in monitor mode, that would have been
-    /// (wrapping at 2^32; `0` for excluded and ambiguous: an ambiguous request is counted
-    /// under the class that rejected it).
+    /// Requests of a class rejected so far, whatever the reason — in monitor mode, that
+    /// would have been (wrapping at 2^32; `0` for excluded and ambiguous: an ambiguous
+    /// request is counted under the class that rejected it). Every busy response is in it
+    /// once: [`LoadControl::rejections`] says why.
     #[must_use]
     pub fn rejected(&self, route: Route) -> u32 {
+        self.rejections(route).total()
+    }
+
+    /// Requests of a class rejected so far, by reason ([`RejectReason`]): the CPU (Fess's
+    /// rule), the limit mode's in-flight cap, its flood bound. Empty for excluded and
+    /// ambiguous, as [`LoadControl::rejected`].
+    #[must_use]
+    pub fn rejections(&self, route: Route) -> Rejections {
         match route {
-            Route::Excluded | Route::Ambiguous => 0,
-            Route::Web | Route::Api => self.rejected.total(route),
+            Route::Excluded | Route::Ambiguous => Rejections::default(),
+            Route::Web | Route::Api => self.rejected.of(route),
         }
     }
 

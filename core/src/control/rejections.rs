@@ -1,47 +1,51 @@
-//! Rejections per class, counted on the request path.
+//! Rejections per class and reason, counted on the request path.
 
-use crate::Route;
 use crate::atomic::{AtomicU32, Ordering};
+use crate::{RejectReason, Rejections, Route};
 
-/// Rejections of each class by the cluster's CPU (in monitor mode: that would have been),
-/// and of both by the limit mode's flood bound, wrapping at 2^32.
+/// Rejections of each class by each reason (in monitor mode: that would have been),
+/// wrapping at 2^32. An ambiguous request is counted under the class that rejected it.
 pub(super) struct RejectionCounters {
-    web: AtomicU32,
-    api: AtomicU32,
-    flood: AtomicU32,
+    /// Web, then API; each by [`RejectReason::index`].
+    counts: [[AtomicU32; 3]; 2],
 }
 
 impl RejectionCounters {
     pub(super) const fn new() -> RejectionCounters {
         RejectionCounters {
-            web: AtomicU32::new(0),
-            api: AtomicU32::new(0),
-            flood: AtomicU32::new(0),
+            counts: [
+                [AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)],
+                [AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)],
+            ],
         }
     }
 
-    #[cold]
-    pub(super) fn count_flood(&self) {
-        self.flood.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(super) fn flood(&self) -> u32 {
-        self.flood.load(Ordering::Relaxed)
-    }
-
-    fn counter(&self, route: Route) -> &AtomicU32 {
+    fn class(&self, route: Route) -> &[AtomicU32; 3] {
         match route {
-            Route::Api => &self.api,
-            _ => &self.web,
+            Route::Api => &self.counts[1],
+            _ => &self.counts[0],
         }
     }
 
     #[cold]
-    pub(super) fn count(&self, route: Route) {
-        self.counter(route).fetch_add(1, Ordering::Relaxed);
+    pub(super) fn count(&self, route: Route, reason: RejectReason) {
+        self.class(route)[reason.index()].fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(super) fn total(&self, route: Route) -> u32 {
-        self.counter(route).load(Ordering::Relaxed)
+    /// The rejections of `route`'s class, by reason.
+    pub(super) fn of(&self, route: Route) -> Rejections {
+        let class = self.class(route);
+        Rejections::from_array([
+            class[0].load(Ordering::Relaxed),
+            class[1].load(Ordering::Relaxed),
+            class[2].load(Ordering::Relaxed),
+        ])
+    }
+
+    /// The flood bound's rejections, both classes.
+    pub(super) fn flood(&self) -> u32 {
+        self.of(Route::Web)
+            .flood
+            .wrapping_add(self.of(Route::Api).flood)
     }
 }

@@ -6,9 +6,10 @@ use core::fmt;
 use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
 
 use crate::history::{ClusterHistory, ClusterPoint, HISTORY_LEN, LocalHistory, LocalPoint};
+use crate::status::PollCounts;
 use crate::{
     AdaptiveGate, AdmissionMode, ClusterStatus, CpuPercent, CpuSample, Instant, LoadControl, Mode,
-    Outcome, Route, SourceError, Threshold,
+    Outcome, RejectReason, Route, SourceError, Threshold,
 };
 
 /// Where a monitor puts each poll's outcome, and how it names them in the log.
@@ -121,8 +122,12 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
     fn on_outcome(&self, now: Instant, outcome: Outcome) {
         let (control, status) = (self.control, self.status);
         let counts = status.take_poll_counts(control);
-        log_rejections(control, (counts.rejected_web, counts.rejected_api));
-        log_flood(control, status.flood_change(control), counts.rejected_flood);
+        log_rejections(control, &counts);
+        log_flood(
+            control,
+            status.flood_change(control),
+            counts.rejected_flood(),
+        );
         status.count_transitions(control.update(now, outcome));
         if let Some(history) = self.history {
             let admission = control.admission();
@@ -137,12 +142,12 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
                 failed: matches!(outcome, Outcome::Failed),
                 rejecting_web: control.is_rejecting(Route::Web),
                 rejecting_api: control.is_rejecting(Route::Api),
-                rejected_web: counts.rejected_web,
-                rejected_api: counts.rejected_api,
+                rejected_web: counts.rejected_web(),
+                rejected_api: counts.rejected_api(),
                 cap: if limit { admission.cap } else { 0 },
                 in_flight: admission.in_flight,
                 completed: counts.completed,
-                rejected_flood: counts.rejected_flood,
+                rejected_flood: counts.rejected_flood(),
                 flooding: admission.flooding,
             });
         }
@@ -172,59 +177,69 @@ impl<const N: usize> fmt::Debug for ClusterSink<'_, N> {
 }
 
 /// Logs, at INFO, how many requests were rejected since the previous poll: one line per
-/// interval however heavy the overload.
-fn log_rejections(control: &LoadControl, (web, api): (u32, u32)) {
-    if web == 0 && api == 0 {
-        return;
-    }
+/// interval and reason however heavy the overload, each ending with the reason's word
+/// (`reason=cpu`, `reason=cap`; the flood bound's are [`log_flood`]'s, `reason=flood`).
+fn log_rejections(control: &LoadControl, counts: &PollCounts) {
     let cpu = control.cpu().map_or(0, CpuPercent::get);
-    if control.settings().admission == AdmissionMode::Limit {
-        log_limited(control, (web, api), cpu);
-        return;
+    let (web, api) = (counts.web.cpu, counts.api.cpu);
+    if web != 0 || api != 0 {
+        log_by_cpu(control, (web, api), cpu);
     }
+    let (web, api) = (counts.web.cap, counts.api.cap);
+    if web != 0 || api != 0 {
+        log_by_cap(control, (web, api), cpu);
+    }
+}
+
+/// [`log_rejections`] of the CPU's: Fess's wording.
+fn log_by_cpu(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
     let threshold = |route| control.threshold(route).unwrap_or(Threshold::OFF);
     let (w, a) = (threshold(Route::Web), threshold(Route::Api));
     let prefix = match control.settings().mode {
         Mode::Enforce => "Rejecting request due to high CPU load:",
         Mode::Monitor => "Would reject request due to high CPU load (monitor mode, admitted):",
     };
+    let reason = RejectReason::Cpu;
     match (web, api) {
         (_, 0) => log::info!(
-            "{prefix} {web} web request(s) (threshold={w}%) since the last poll, cpu={cpu}%"
+            "{prefix} {web} web request(s) (threshold={w}%) since the last poll, cpu={cpu}%, \
+             reason={reason}"
         ),
         (0, _) => log::info!(
-            "{prefix} {api} API request(s) (threshold={a}%) since the last poll, cpu={cpu}%"
+            "{prefix} {api} API request(s) (threshold={a}%) since the last poll, cpu={cpu}%, \
+             reason={reason}"
         ),
         _ => log::info!(
             "{prefix} {web} web (threshold={w}%) and {api} API (threshold={a}%) request(s) \
-             since the last poll, cpu={cpu}%"
+             since the last poll, cpu={cpu}%, reason={reason}"
         ),
     }
 }
 
-/// [`log_rejections`] in the limit mode: a rejection there is a request of an armed class
-/// over the in-flight cap, not one the CPU refused (the flood bound's are [`log_flood`]'s).
-fn log_limited(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
+/// [`log_rejections`] of the limit mode's cap: requests of an armed class over the
+/// in-flight cap.
+fn log_by_cap(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
     let admission = control.admission();
     let prefix = match control.settings().mode {
-        Mode::Enforce => "Rejecting request over the in-flight limit:",
-        Mode::Monitor => "Would reject request over the in-flight limit (monitor mode, admitted):",
+        Mode::Enforce => "Rejecting request over the in-flight cap:",
+        Mode::Monitor => "Would reject request over the in-flight cap (monitor mode, admitted):",
     };
     let state = |armed: bool| if armed { "armed" } else { "disarmed" };
     let (w, a) = (state(admission.armed_web), state(admission.armed_api));
     let cap = admission.cap;
+    let reason = RejectReason::Cap;
     match (web, api) {
         (_, 0) => log::info!(
             "{prefix} {web} web request(s) ({w}) since the last poll, cap={cap}, \
-             cpu={cpu}%"
+             cpu={cpu}%, reason={reason}"
         ),
         (0, _) => log::info!(
             "{prefix} {api} API request(s) ({a}) since the last poll, cap={cap}, \
-             cpu={cpu}%"
+             cpu={cpu}%, reason={reason}"
         ),
         _ => log::info!(
             "{prefix} {web} web ({w}) and {api} API ({a}) request(s) since the last poll, \
-             cap={cap}, cpu={cpu}%"
+             cap={cap}, cpu={cpu}%, reason={reason}"
         ),
     }
 }
@@ -252,7 +267,8 @@ fn log_flood(control: &LoadControl, (before, now): (bool, bool), refused: u32) {
         log::info!(
             "Refusing request over the flood bound: {refused} request(s) since the last poll \
              (in flight growing above what this front end held at its last quiet poll, not \
-             the CPU: cpu={cpu}%), flood bound {bound}"
+             the CPU: cpu={cpu}%), flood bound {bound}, reason={reason}",
+            reason = RejectReason::Flood
         );
     }
 }

@@ -18,6 +18,13 @@ impl<R: Runtime + Default> App<R> {
         let adaptive = self.background.stats();
         let config = self.config();
         let percent = |cpu: Option<load_smol::CpuPercent>| cpu.map(|c| c.get());
+        // One field per reason, by the word the log and the metrics use.
+        let by_reason = |rejections: load_smol::Rejections| {
+            load_smol::RejectReason::ALL
+                .iter()
+                .map(|reason| (reason.as_str().to_owned(), json!(rejections.get(*reason))))
+                .collect::<serde_json::Map<_, _>>()
+        };
         json!({
             "cpu": percent(stats.cpu),
             "raw_cpu": percent(stats.raw_cpu),
@@ -30,6 +37,10 @@ impl<R: Runtime + Default> App<R> {
             "failed_nodes": stats.failed_nodes,
             "rejected_web": stats.rejected_web,
             "rejected_api": stats.rejected_api,
+            "rejected_by_reason": {
+                "web": by_reason(stats.rejections_web),
+                "api": by_reason(stats.rejections_api),
+            },
             "rejecting": {
                 "web": stats.rejecting_web,
                 "api": stats.rejecting_api,
