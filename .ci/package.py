@@ -90,13 +90,19 @@ def main():
             shutil.rmtree(stale, ignore_errors=True)
         for stale in cargo_home.glob(f"registry/cache/*/{unpacked}.crate"):
             stale.unlink(missing_ok=True)
-    args = ["cargo", "package", "--allow-dirty", "--locked"]
+    # Cargo keeps a registry dependency's build by name and version, never by content: a kept
+    # target reused a load-core 0.3.0 an earlier run had compiled, without the API it now has
+    # (`RejectReason`), and load-runtime failed to verify against it. Verify in a directory of
+    # its own, emptied first.
+    verify = target / "package-verify"
+    shutil.rmtree(verify, ignore_errors=True)
+    args = ["cargo", "package", "--allow-dirty", "--locked", "--target-dir", str(verify)]
     for package in packages:
         args += ["-p", package["name"]]
     run(args)
     ok = True
     for package in packages:
-        crate_file = target / "package" / f"{package['name']}-{package['version']}.crate"
+        crate_file = verify / "package" / f"{package['name']}-{package['version']}.crate"
         ok &= check_crate(package, crate_file)
         print(f"{package['name']} {package['version']}: packaged, verified, licenses and README links in it")
     if not ok:
