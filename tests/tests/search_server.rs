@@ -382,6 +382,24 @@ async fn metrics_parse_as_prometheus_and_match_the_stats<R: Serve>() {
         rejected("api", "cpu"),
         stats["rejected_api"].as_f64().expect("number")
     );
+    // `/admin/stats` gives each reason under the metric's word, and they add up to the
+    // class's total, which counts every 429 answered here.
+    for class in ["web", "api"] {
+        let mut sum = 0.0;
+        for reason in ["cpu", "cap", "flood"] {
+            let field = stats["rejected_by_reason"][class][reason]
+                .as_f64()
+                .unwrap_or_else(|| panic!("rejected_by_reason.{class}.{reason}: {stats}"));
+            assert_eq!(field, rejected(class, reason), "{class} {reason}: {stats}");
+            sum += field;
+        }
+        assert_eq!(
+            sum,
+            stats[format!("rejected_{class}")].as_f64().expect("number"),
+            "{stats}"
+        );
+    }
+    assert_eq!(stats["rejected_web"], 4, "the 429s answered: {stats}");
     assert_eq!(value("load_control_rejecting", Some(("class", "web"))), 1.0);
     assert_eq!(
         value("load_control_threshold_percent", Some(("class", "web"))),
