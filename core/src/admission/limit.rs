@@ -216,8 +216,16 @@ impl Limiter {
         let latency_us = u64::try_from(latency_us).unwrap_or(u64::MAX);
         if self.window.record(now, latency_us) {
             self.learn(now, armed);
+            if self.law.watch == Watch::Completions {
+                // The bucket's first completion, which the window has just told: no other
+                // atomic to read on a permit's drop.
+                self.look(now, Window::epoch(now), armed);
+                return;
+            }
         }
-        self.watch(now, armed);
+        if self.law.watch == Watch::Requests {
+            self.watch(now, armed);
+        }
     }
 
     /// A request at `now`, admitted or not, while its class is `armed` or not: with
