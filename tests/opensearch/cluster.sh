@@ -169,11 +169,22 @@ launch() { # DIR HEAP CLASSPATH ARGS...
   echo $! >"$dir/pid"
 }
 
-await() { # DIR WHAT CHECK...
-  local dir="$1" what="$2" started=$SECONDS
-  shift 2
-  until "$@"; do
+# Waits until CHECK passes. A JVM that exits while starting because a port it was given
+# was taken before it bound it (another process's connection, or the other JVM's pick) is
+# launched again, with LAUNCH-ARGS, on new ports, twice at most; any other exit is reported.
+await() { # DIR WHAT CHECK LAUNCH-ARGS...
+  local dir="$1" what="$2" check="$3" started=$SECONDS tries=1
+  shift 3
+  until "$check"; do
     if ! running "$dir"; then
+      if ((tries < 3)) && grep -qE 'BindException|Address already in use' "$dir/java.log"; then
+        echo "the $what lost a port before binding it; starting it again on other ports" >&2
+        mv "$dir/java.log" "$dir/java.log.$tries"
+        rm -rf "$dir/nodes"
+        tries=$((tries + 1))
+        launch "$@"
+        continue
+      fi
       echo "the $what exited while starting; the end of $dir/java.log:" >&2
       tail -n 40 "$dir/java.log" >&2
       return 1
@@ -201,6 +212,10 @@ certificates() { # DIR: a CA and a node certificate for 127.0.0.1 and localhost
     openssl x509 -req -in node.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -sha256 \
       -days 30 -extfile ext -out node.pem 2>/dev/null
   )
+}
+
+cluster_ready() {
+  [[ -f "$cluster/url" ]]
 }
 
 secure_ready() {
@@ -236,12 +251,14 @@ start() {
     make_cpuset || exit 1
   fi
   local started=$SECONDS
-  launch "$cluster" 1g "$classpath" "$nodes"
+  local cluster_launch=("$cluster" 1g "$classpath" "$nodes")
+  local secure_launch=("$secure" 512m "$classpath:$(IFS=:; echo "${security_jars[*]}")" 1 --secure)
+  launch "${cluster_launch[@]}"
   if [[ "$with_secure" != 0 ]]; then
-    launch "$secure" 512m "$classpath:$(IFS=:; echo "${security_jars[*]}")" 1 --secure
+    launch "${secure_launch[@]}"
   fi
-  if ! await "$cluster" "cluster" test -f "$cluster/url" ||
-    { [[ "$with_secure" != 0 ]] && ! await "$secure" "secured node" secure_ready; }; then
+  if ! await "$cluster" "cluster" cluster_ready "${cluster_launch[@]}" ||
+    { [[ "$with_secure" != 0 ]] && ! await "$secure" "secured node" secure_ready "${secure_launch[@]}"; }; then
     stop
     exit 1
   fi

@@ -119,8 +119,9 @@ public final class Cluster {
 
     /** One node with the security plugin: TLS everywhere, basic auth, one user. */
     private static void secure(final Path dir) throws Exception {
-        final int http = freePorts(1)[0];
-        final int transport = freePorts(1)[0];
+        final int[] ports = freePorts(2);
+        final int http = ports[0];
+        final int transport = ports[1];
         final Path config = dir.resolve("nodes").resolve("node_1").resolve("config");
         final Path security = config.resolve("opensearch-security");
         Files.createDirectories(security);
@@ -242,12 +243,32 @@ public final class Cluster {
         throw new IllegalStateException(nodes + " nodes never formed a cluster");
     }
 
+    /**
+     * {@code n} distinct ports free on 127.0.0.1 now, drawn below the kernel's ephemeral range
+     * (net.ipv4.ip_local_port_range): a port from that range can be taken, between this check
+     * and the node's bind, by any outgoing connection on the machine, the other nodes' among
+     * them. Where the range leaves no room below it, the kernel picks (port 0).
+     */
     private static int[] freePorts(final int n) throws IOException {
+        final int low = ephemeralLow();
+        final int from = 10000;
         final int[] ports = new int[n];
+        final java.util.Random random = new java.util.Random();
         final List<ServerSocket> held = new ArrayList<>();
         try {
             for (int i = 0; i < n; i++) {
-                final ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                ServerSocket socket = null;
+                for (int attempt = 0; socket == null && low - from > 1000 && attempt < 200; attempt++) {
+                    final int port = from + random.nextInt(low - from);
+                    try {
+                        socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress());
+                    } catch (final IOException taken) {
+                        // In use: draw again.
+                    }
+                }
+                if (socket == null) {
+                    socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                }
                 held.add(socket);
                 ports[i] = socket.getLocalPort();
             }
@@ -257,6 +278,19 @@ public final class Cluster {
             }
         }
         return ports;
+    }
+
+    /**
+     * The first port of the kernel's ephemeral range; 32768 (Linux's default) if unread. Read
+     * line by line: procfs reports a size of 0, and {@code Files.readString} reads one byte.
+     */
+    private static int ephemeralLow() {
+        try (java.io.BufferedReader reader = Files.newBufferedReader(
+                Paths.get("/proc/sys/net/ipv4/ip_local_port_range"))) {
+            return Integer.parseInt(reader.readLine().trim().split("\\s+")[0]);
+        } catch (final IOException | RuntimeException e) {
+            return 32768;
+        }
     }
 
     private static void write(final Path path, final String text) throws IOException {
