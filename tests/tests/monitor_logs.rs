@@ -230,6 +230,103 @@ async fn limit_mode<R: Runtime + Default>() {
     );
 }
 
+/// The flood bound says what it does, and the same everywhere: the log's refusals under
+/// `reason=flood` add up to the stats' and the metric's flood count, and the operator page
+/// gives it in its rejections line. The flood: in flight grows by 10 a bucket with one
+/// request answered in each, on a class the CPU (10 %) leaves disarmed.
+async fn flood_bound<R: Runtime + Default>() {
+    logs::start();
+    let source: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(10))));
+    let config = Config::from_properties("web.load.control=80\nload.control.admission=limit")
+        .expect("config");
+    let mut control = config.control;
+    control.monitor_interval = Duration::from_millis(40);
+    let guard = LoadGuard::<R, _>::with_source(&control, source);
+    drop(guard.admit("/search"));
+    assert!(wait_until(Duration::from_secs(5), || guard.cpu()
+        == CpuPercent::new(10)));
+    std::thread::sleep(Duration::from_millis(200)); // quiet polls: nothing held
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..30 {
+        drop(held.pop()); // one answered: the bucket's first completion looks at the flood
+        for _ in 0..10 {
+            match guard.admit("/search?q=flood").permit() {
+                Some(permit) => held.push(permit),
+                None => refused += 1,
+            }
+        }
+        if refused > 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(110));
+    }
+    assert!(
+        refused > 0,
+        "never bounded: {:?}",
+        guard.control().admission()
+    );
+    assert!(
+        !guard.control().admission().armed_web,
+        "the CPU never armed it"
+    );
+    for _ in 0..5 {
+        assert!(
+            !guard.admit("/search?q=more").is_admitted(),
+            "over the bound"
+        );
+        refused += 1;
+    }
+    let logged = |records: &[Record]| -> u32 {
+        matching(records, "Refusing request over the flood bound: ")
+            .iter()
+            .map(|r| {
+                let count = r.message.split_whitespace().nth(6).expect("count");
+                count.parse::<u32>().expect("a count")
+            })
+            .sum()
+    };
+    assert!(
+        wait_until(Duration::from_secs(5), || logged(&logs::records())
+            == refused),
+        "logged {} of {refused}",
+        logged(&logs::records())
+    );
+    the_counts_agree(&guard, RejectReason::Flood, refused);
+    let gate = BackgroundGate::<R, _>::with_source_every(
+        load_core::GateThreshold::from_fess(0),
+        Duration::from_secs(1),
+        source,
+    );
+    let page = load_runtime::dashboard::page(
+        &load_runtime::dashboard::Snapshot::take(&guard, &gate).view(&config, 0),
+    );
+    let line = format!(
+        "<p id=\"rejections\">Rejected in all: web {refused} (cpu 0, cap 0, flood {refused}), \
+         API 0 (cpu 0, cap 0, flood 0).</p>"
+    );
+    assert!(page.contains(&line), "{line} missing from:\n{page}");
+    drop(held);
+    gate.shutdown().await;
+    guard.shutdown().await;
+
+    let records = logs::records();
+    let engaged = matching(&records, "Load control: flood bound engaged: ");
+    assert_eq!(engaged.len(), 1, "{records:#?}");
+    assert_eq!(engaged[0].level, log::Level::Warn);
+    let refusals = matching(&records, "Refusing request over the flood bound: ");
+    assert!(
+        refusals
+            .iter()
+            .all(|r| r.level == log::Level::Info && r.message.ends_with("reason=flood")),
+        "{refusals:#?}"
+    );
+    assert!(
+        matching(&records, "Rejecting request").is_empty(),
+        "no CPU or cap wording for the flood's refusals: {records:#?}"
+    );
+}
+
 /// Asking for the cgroup where there is none to read falls back to the host with one line.
 fn cgroup_fallback_is_one_line() {
     logs::start();
@@ -262,4 +359,6 @@ fn monitors_log_like_fess_with_bounded_volume_and_no_credentials() {
     async_std::task::block_on(adaptive_sampler::<load_async_std::AsyncStd>());
     smol::block_on(limit_mode::<load_smol::Smol>());
     async_std::task::block_on(limit_mode::<load_async_std::AsyncStd>());
+    smol::block_on(flood_bound::<load_smol::Smol>());
+    async_std::task::block_on(flood_bound::<load_async_std::AsyncStd>());
 }
