@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod closed_loop;
+pub mod local_loop;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

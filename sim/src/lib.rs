@@ -926,6 +926,10 @@ pub struct Scenario {
     /// The share of polls that report the busiest node's search pool (the fleet law's
     /// signal): 1 always, 0 never (a proxy that filters it).
     pub pool: f64,
+    /// Whether each sample says that the CPU is the front end's own, over the model's
+    /// cores ([`CpuSample::with_own_cores`]): with one front end and no pool, a service
+    /// limited by its own CPU, whose requests in flight are the node's tasks.
+    pub own_cores: bool,
     /// What the node and the front ends do beside the law.
     pub facts: NodeFacts,
 }
@@ -945,6 +949,7 @@ impl Scenario {
             bursts: (0, Vec::new()),
             burst_spread: 0.0,
             pool: 1.0,
+            own_cores: false,
             facts: NodeFacts::MEASURED,
         }
     }
@@ -979,6 +984,7 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
         bursts,
         burst_spread,
         pool,
+        own_cores,
         facts,
     } = scenario;
     let (model, seconds, warmup) = (*model, *seconds, *warmup);
@@ -1352,6 +1358,9 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                 let reported = *pool >= 1.0 || (*pool > 0.0 && rng.unit() <= *pool);
                 if let (true, Some(loaded)) = (reported, loaded) {
                     sample = sample.with_search_pool(loaded);
+                }
+                if *own_cores {
+                    sample = sample.with_own_cores(model.cores);
                 }
                 sinks[front_end].on_sample(clocks[front_end].now(), &sample);
                 let a = controls[front_end].admission();

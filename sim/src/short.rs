@@ -92,6 +92,23 @@ struct Setup {
     model: Model,
     fleet: usize,
     facts: NodeFacts,
+    /// The signal besides the CPU: the node's pool (`None`), or, for a service limited by
+    /// its own CPU, none (`Some(false)`) or its own cores (`Some(true)`).
+    local: Option<bool>,
+}
+
+impl Setup {
+    /// `scenario` with this setup's signal.
+    fn signal(self, scenario: Scenario) -> Scenario {
+        match self.local {
+            None => scenario,
+            Some(own_cores) => Scenario {
+                pool: 0.0,
+                own_cores,
+                ..scenario
+            },
+        }
+    }
 }
 
 /// A step of `policy` at `factor` on a fresh fleet.
@@ -100,14 +117,15 @@ fn step(setup: Setup, policy: Policy, factor: f64, seed: u64) -> Run {
         model,
         fleet,
         facts,
+        ..
     } = setup;
-    let scenario = Scenario {
+    let scenario = setup.signal(Scenario {
         seconds: STEP,
         warmup: WARMUP,
         seed,
         facts,
         ..Scenario::new(model, policy, Fleet::equal(fleet))
-    };
+    });
     let rate = factor * model.one_x();
     simulate(&scenario, |_| rate)
 }
@@ -118,15 +136,16 @@ fn bursts(setup: Setup, policy: Policy, seed: u64) -> (u64, u64) {
         model,
         fleet,
         facts,
+        ..
     } = setup;
-    let scenario = Scenario {
+    let scenario = setup.signal(Scenario {
         seconds: 12.0,
         warmup: 0.0,
         seed,
         facts,
         bursts: (BURST, vec![2.0, 8.0]),
         ..Scenario::new(model, policy, Fleet::equal(fleet))
-    };
+    });
     let rate = 0.25 * model.one_x();
     let run = simulate(
         &scenario,
@@ -157,11 +176,37 @@ pub fn short_loop_of(
     facts: NodeFacts,
     limit: Policy,
 ) -> Loop {
-    let setup = Setup {
-        model,
-        fleet,
-        facts,
-    };
+    run_loop(
+        Setup {
+            model,
+            fleet,
+            facts,
+            local: None,
+        },
+        seed,
+        limit,
+    )
+}
+
+/// The short loop of a service limited by its own CPU: `model`'s node is the service's
+/// cores, one front end (the service itself) its only client, no pool; each sample says
+/// the CPU is the service's own (`own_cores`), or gives the CPU alone.
+#[must_use]
+pub fn local_loop(model: Model, seed: u64, own_cores: bool) -> Loop {
+    run_loop(
+        Setup {
+            model,
+            fleet: 1,
+            facts: NodeFacts::MEASURED,
+            local: Some(own_cores),
+        },
+        seed,
+        Policy::Limit,
+    )
+}
+
+fn run_loop(setup: Setup, seed: u64, limit: Policy) -> Loop {
+    let model = setup.model;
     let seed = |k: u64| seed.wrapping_mul(10_007).wrapping_add(k);
     let first = step(setup, Policy::Off, 0.5, seed(1));
     let last = step(setup, Policy::Off, 0.5, seed(2));

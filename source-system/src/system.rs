@@ -223,28 +223,47 @@ impl SystemSource {
     }
 }
 
+impl LocalCpu {
+    /// The CPUs usage is relative to, in whole CPUs (a fractional quota rounded up; at
+    /// least 1).
+    #[must_use]
+    pub fn whole_cpus(&self) -> u32 {
+        let cpus = match *self {
+            LocalCpu::Host { cpus } => u32::try_from(cpus).unwrap_or(u32::MAX),
+            // A quota's CPUs, at most the host's: the conversion saturates.
+            LocalCpu::Cgroup { cpus, .. } => cpus.ceil() as u32,
+        };
+        cpus.max(1)
+    }
+}
+
+/// Each sample says that the CPU is the front end's own, over [`LocalCpu::whole_cpus`]
+/// ([`CpuSample::with_own_cores`]): the limit mode reads the front end's own requests in
+/// flight as the load on those CPUs.
 impl CpuSource for SystemSource {
     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
-        match &mut self.inner {
-            Inner::Cgroup(cgroup) => cgroup.sample_now(),
+        let cores = self.measures.whole_cpus();
+        let sample = match &mut self.inner {
+            Inner::Cgroup(cgroup) => cgroup.sample_now()?,
             Inner::Host {
                 system,
                 last_refresh,
             } => {
                 if last_refresh.elapsed() < MINIMUM_CPU_UPDATE_INTERVAL {
                     // Too soon for sysinfo: a refresh now would compare with almost nothing.
-                    return Ok(CpuSample::local(None));
+                    CpuSample::local(None)
+                } else {
+                    system.refresh_cpu_usage();
+                    *last_refresh = Instant::now();
+                    if system.cpus().is_empty() {
+                        CpuSample::local(None)
+                    } else {
+                        CpuSample::local(CpuPercent::from_f32(system.global_cpu_usage()))
+                    }
                 }
-                system.refresh_cpu_usage();
-                *last_refresh = Instant::now();
-                if system.cpus().is_empty() {
-                    return Ok(CpuSample::local(None));
-                }
-                Ok(CpuSample::local(CpuPercent::from_f32(
-                    system.global_cpu_usage(),
-                )))
             }
-        }
+        };
+        Ok(sample.with_own_cores(cores))
     }
 }
 

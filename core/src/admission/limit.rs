@@ -372,12 +372,19 @@ impl Limiter {
     /// one) and whether a class is `armed`. The law's step ([`Law::step`]) runs under the
     /// poll's lock on a snapshot of what the requests share with it, and what it changes
     /// is stored back: the cap, the flood bound released, the cap learnt, the fleet law.
-    pub(crate) fn on_poll(&self, armed: bool, cpu: u8, pool: Option<SearchPool>) {
+    pub(crate) fn on_poll(
+        &self,
+        armed: bool,
+        cpu: u8,
+        pool: Option<SearchPool>,
+        own_cores: Option<u32>,
+    ) {
         self.poll.lock(|cell| {
             let poll = Poll {
                 armed,
                 cpu,
                 pool,
+                own_cores,
                 completed: self.counts.completed(),
                 refused: self.counts.refused(),
                 in_flight: self.counts.in_flight(),

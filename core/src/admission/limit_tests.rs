@@ -19,7 +19,7 @@ fn disarmed_nothing_bounds_and_armed_the_cap_with_its_fraction() {
     let limiter = Limiter::new(4, SECOND, Law::DEFAULT);
     assert_eq!(limiter.bound(false, Some(ms(0))), Bound::None);
     assert_eq!(limiter.bound(true, Some(ms(300))), Bound::Cap(4));
-    limiter.on_poll(true, 99, busy(2_000));
+    limiter.on_poll(true, 99, busy(2_000), None);
     limiter.fine.store(256 + 64, Ordering::Relaxed); // 1.25
     let more = (0..256)
         .filter(|n| limiter.bound(true, Some(ms(1_000 + n))) == Bound::Cap(2))
@@ -77,11 +77,11 @@ fn with_the_pool_each_poll_moves_the_cap_by_the_law() {
         ..Law::DEFAULT
     };
     let limiter = Limiter::new(10, SECOND, law);
-    limiter.on_poll(false, 99, busy(1_000));
+    limiter.on_poll(false, 99, busy(1_000), None);
     assert_eq!(limiter.cap_hundredths(), 1_000, "disarmed: left alone");
     // Arming at the operating point or below starts at the ceiling of the cap,
     // 2 x 10 + ceil(3 sqrt 20) = 34: room for twice the arrivals that kept up.
-    limiter.on_poll(true, 99, busy(1_000));
+    limiter.on_poll(true, 99, busy(1_000), None);
     assert_eq!(limiter.cap_hundredths(), 3_400);
     let demand = |completed: u64, refused: u32| {
         for n in 0..completed {
@@ -98,23 +98,23 @@ fn with_the_pool_each_poll_moves_the_cap_by_the_law() {
     };
     // Half refused, 2 tasks per core: 1 + 0.5 - (2 - 1.25) = 0.75.
     demand(10, 10);
-    limiter.on_poll(true, 99, busy(2_000));
+    limiter.on_poll(true, 99, busy(2_000), None);
     near(2_550.0);
     assert_eq!(limiter.reading().refused_percent, 50);
     // No demand of its own: the cap stays, whatever the cluster's load.
-    limiter.on_poll(true, 99, busy(8_000));
+    limiter.on_poll(true, 99, busy(8_000), None);
     near(2_550.0);
     // Nothing refused, 5 tasks per core (the error within the CPU's 60 x 6 % = 3.6):
     // down by at most 1.4.
     demand(10, 0);
-    limiter.on_poll(true, 99, busy(5_000));
+    limiter.on_poll(true, 99, busy(5_000), None);
     near(2_550.0 / 1.4);
     // The CPU falls to 30 %: smoothed to 88.65 (15 % of the way), below saturation,
     // and the error is the CPU's, 5 x -4.35 % = -0.2175: up by 1.2175, but never
     // beyond the ceiling of the recent peak in flight: with nothing in flight, a cap
     // nothing fills stays.
     demand(10, 0);
-    limiter.on_poll(true, 30, busy(2_000));
+    limiter.on_poll(true, 30, busy(2_000), None);
     assert!(!limiter.saturated());
     near(2_550.0 / 1.4);
     // With 20 in flight (ceiling 59) it grows: the CPU smoothed to 79.85, the error
@@ -123,7 +123,7 @@ fn with_the_pool_each_poll_moves_the_cap_by_the_law() {
         limiter.enter();
     }
     demand(10, 0);
-    limiter.on_poll(true, 30, busy(2_000));
+    limiter.on_poll(true, 30, busy(2_000), None);
     for n in 0..20 {
         limiter.leave(ms(n), ms(n + 5), true);
     }
@@ -131,14 +131,14 @@ fn with_the_pool_each_poll_moves_the_cap_by_the_law() {
     near(grown);
     // Disarmed: the poll leaves the cap alone and nothing bounds a request.
     demand(10, 0);
-    limiter.on_poll(false, 99, busy(9_000));
+    limiter.on_poll(false, 99, busy(9_000), None);
     near(grown);
     assert_eq!(limiter.bound(false, Some(ms(60))), Bound::None);
     // Down to an eighth of a request at least, never to nothing.
-    limiter.on_poll(true, 99, busy(9_000));
+    limiter.on_poll(true, 99, busy(9_000), None);
     for _ in 0..40 {
         demand(1, 0);
-        limiter.on_poll(true, 99, busy(9_000));
+        limiter.on_poll(true, 99, busy(9_000), None);
     }
     assert_eq!(limiter.cap_hundredths(), MIN_FINE * 100 / 256);
 }
@@ -163,7 +163,7 @@ fn a_cap_learnt_from_a_stale_load_does_not_undo_a_poll() {
 #[test]
 fn a_growing_load_is_a_flood_and_a_burst_is_not() {
     let limiter = Limiter::new(2, SECOND, Law::DEFAULT);
-    limiter.on_poll(false, 20, busy(300));
+    limiter.on_poll(false, 20, busy(300), None);
     // Light load: 2 in flight, 20 ms each.
     for bucket in 0..10 {
         for n in 0..10 {
@@ -212,7 +212,7 @@ fn a_growing_load_is_a_flood_and_a_burst_is_not() {
 fn a_surge_is_bounded_as_it_arrives_before_any_completion() {
     let surge = |law: Law| {
         let limiter = Limiter::new(2, SECOND, law);
-        limiter.on_poll(false, 20, busy(300));
+        limiter.on_poll(false, 20, busy(300), None);
         // 15 arrivals every 100 ms, none completed.
         let mut admitted = 0;
         for bucket in 0..4u64 {

@@ -69,6 +69,9 @@ pub(crate) struct Poll {
     pub(crate) cpu: u8,
     /// The busiest node's search pool (`None`: the poll did not report one).
     pub(crate) pool: Option<SearchPool>,
+    /// Without a pool, the CPUs of a machine whose CPU is the front end's own: its own
+    /// requests in flight are the load on them ([`own_pool`]).
+    pub(crate) own_cores: Option<u32>,
     /// The front end's completions and refusals at the limit in all (wrapping).
     pub(crate) completed: u32,
     pub(crate) refused: u32,
@@ -111,6 +114,21 @@ fn load_per_core(pool: &SearchPool) -> f64 {
     f64::from(milli) / 1000.0
 }
 
+/// A machine's own load as a pool, for a front end whose CPU is its own over `cores`
+/// CPUs: its requests in flight (now, and on average over the last second) run up to one a
+/// CPU and the rest wait, as a node's search pool reports its tasks. The pool has the
+/// threads OpenSearch would give those cores, so that [`SearchPool::cores`] gives them back.
+fn own_pool(cores: u32, in_flight: u32, mean_fine: u32) -> SearchPool {
+    let cores = cores.max(1);
+    let threads = cores.saturating_mul(3) / 2 + 1;
+    let active = in_flight.min(cores);
+    let mean_milli = u64::from(mean_fine) * 1000 / 256;
+    let active_milli = mean_milli.min(u64::from(cores) * 1000);
+    let milli = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    SearchPool::new(threads, active, in_flight - active)
+        .with_means(milli(active_milli), milli(mean_milli - active_milli))
+}
+
 impl Law {
     /// One poll of the law: from the state `before` and the poll `poll`, the next state,
     /// and what the requests see from now on.
@@ -118,7 +136,8 @@ impl Law {
     /// In order:
     ///
     /// 1. The CPU is smoothed ([`Law::smooth`]) and says whether the cluster is saturated.
-    /// 2. A poll with the pool starts the fleet law (or keeps it); one without it holds the
+    /// 2. A poll with the pool (a node's, or, for a machine whose CPU is the front end's own,
+    ///    its own requests in flight over its CPUs: [`own_pool`]) starts the fleet law (or keeps it); one without it holds the
     ///    law as it was for [`POOL_GRACE`] polls in a row (nothing else changes, the counts
     ///    wait for the next poll), and then gives way to the law without the pool, which
     ///    learns the cap from completions alone (the poll takes the counts, and the cap is
@@ -172,12 +191,18 @@ impl Law {
         let saturated = self.saturated == 0 || cpu >= f64::from(self.saturated);
         state.saturated = saturated;
 
-        // 2. The pool, or the grace without it.
-        match poll.pool {
-            Some(pool) => {
+        // 2. The pool (a node's, or a machine's own load), or the grace without it.
+        let own = poll
+            .own_cores
+            .filter(|_| poll.pool.is_none())
+            .map(|cores| own_pool(cores, poll.in_flight, poll.mean_fine));
+        let pool = poll.pool.or(own);
+        match pool {
+            Some(_) => {
                 state.missed = 0;
                 state.fleet = true;
-                state.pool = Some(pool);
+                // What the stats show: a node's pool only.
+                state.pool = poll.pool;
             }
             None => {
                 state.missed = before.missed.saturating_add(1);
@@ -201,7 +226,7 @@ impl Law {
         state.refused_percent = (refused * 100.0).min(100.0) as u8;
         let bounded = poll.armed || poll.flooding;
         state.bounded = bounded;
-        let Some(pool) = poll.pool else {
+        let Some(pool) = pool else {
             return unchanged(state);
         };
 

@@ -29,6 +29,7 @@ fn poll(armed: bool, cpu: u8, pool: Option<SearchPool>, fine: u32) -> Poll {
         armed,
         cpu,
         pool,
+        own_cores: None,
         completed: 0,
         refused: 0,
         in_flight: 0,
@@ -443,6 +444,7 @@ proptest::proptest! {
             armed,
             cpu,
             pool: Some(pool),
+            own_cores: None,
             completed: seen.0 + counts.0,
             refused: seen.1 + counts.1,
             in_flight,
@@ -483,4 +485,64 @@ fn a_poll_that_finds_the_node_queueing_keeps_the_quiet_base() {
     assert_eq!(steps[0].quiet, None, "the node queues 30 tasks: a surge's");
     let (_, steps) = run_with(&Law::DEFAULT, &[unbounded(node(30_000))]);
     assert_eq!(steps[0].quiet, Some(40 * 256), "the default takes it");
+}
+
+/// A machine's own load as a pool: its CPUs come back from the pool's threads, at most one
+/// request a CPU runs and the rest wait, now and on average.
+#[test]
+fn a_machines_own_load_is_its_requests_in_flight_over_its_cores() {
+    for cores in 1..=64 {
+        assert_eq!(own_pool(cores, 0, 0).cores(), cores);
+    }
+    assert_eq!(own_pool(0, 0, 0).cores(), 1);
+    let pool = own_pool(2, 7, 5 * 256 + 128);
+    assert_eq!((pool.active, pool.queue), (2, 5));
+    assert_eq!(
+        (pool.mean_active_milli, pool.mean_queue_milli),
+        (Some(2_000), Some(3_500))
+    );
+    assert_eq!(pool.load_per_core_milli(), Some(2_750));
+    let idle = own_pool(4, 1, 256);
+    assert_eq!((idle.active, idle.queue), (1, 0));
+    assert_eq!(idle.load_per_core_milli(), Some(250));
+}
+
+/// Without a node's pool, a sample that says the CPU is the front end's own runs the law
+/// on the front end's own requests in flight: armed and saturated with 8 in flight on one
+/// core the cap comes down, as it would with a node's pool reporting that load, while the
+/// law without any pool leaves it to the completions; a node's pool, when there is one,
+/// wins.
+#[test]
+fn own_cores_stand_for_the_pool_a_machine_has_not() {
+    let fine = 8 * 256;
+    let loaded = |pool: Option<SearchPool>, own_cores: Option<u32>| Poll {
+        own_cores,
+        completed: 0,
+        in_flight: 8,
+        peak: 8,
+        mean_fine: 8 * 256,
+        ..poll(true, 99, pool, fine)
+    };
+    let later = |poll: Poll| Poll {
+        completed: 100,
+        ..poll
+    };
+    let own = run(&[loaded(None, Some(1)), later(loaded(None, Some(1)))]).1;
+    let on_node = run(&[loaded(node(8_000), None), later(loaded(node(8_000), None))]).1;
+    assert_eq!(
+        own[1].fine, on_node[1].fine,
+        "the same law as a node of one core"
+    );
+    assert!(own[1].fine.is_some_and(|f| f < fine), "{own:?}");
+    assert!(own[1].state.fleet);
+    assert_eq!(own[1].state.pool, None, "the stats show a node's pool only");
+    let without = run(&[loaded(None, None), later(loaded(None, None))]).1;
+    assert!(!without[1].state.fleet);
+    let both = run(&[
+        loaded(node(1_000), Some(1)),
+        later(loaded(node(1_000), Some(1))),
+    ])
+    .1;
+    let node_only = run(&[loaded(node(1_000), None), later(loaded(node(1_000), None))]).1;
+    assert_eq!(both[1].fine, node_only[1].fine, "a node's pool wins");
 }

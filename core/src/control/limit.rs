@@ -204,13 +204,26 @@ impl LoadControl {
     /// [`LoadControl::update`] with the same poll's sample; a monitor's
     /// [`crate::monitor::ClusterSink`] does. Nothing happens in Fess's mode.
     pub fn observe_pool(&self, pool: Option<SearchPool>) {
+        self.observe_load(pool, None);
+    }
+
+    /// [`LoadControl::observe_pool`] with what a machine's sample says of itself: with
+    /// `own_cores` ([`crate::CpuSample::own_cores`]: the CPU is this front end's own, over
+    /// that many CPUs) and no pool, the law reads this front end's requests in flight as
+    /// the load on those CPUs (running up to one a CPU, the rest waiting), as it reads a
+    /// node's search pool.
+    pub fn observe_load(&self, pool: Option<SearchPool>, own_cores: Option<u32>) {
         let word = self.word();
         if !word.limit() {
             return;
         }
         let cpu = self.cpu().map_or(0, crate::CpuPercent::get);
-        self.limiter
-            .on_poll(word.rejecting(false) || word.rejecting(true), cpu, pool);
+        self.limiter.on_poll(
+            word.rejecting(false) || word.rejecting(true),
+            cpu,
+            pool,
+            own_cores,
+        );
     }
 
     /// The limit mode's state: whether each class is armed, the cap, the requests in

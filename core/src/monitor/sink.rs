@@ -156,7 +156,8 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
     fn on_sample(&self, now: Instant, sample: &CpuSample) {
         self.status.record_sample(sample);
         self.on_outcome(now, Outcome::Sample(sample.cpu));
-        self.control.observe_pool(sample.search_pool);
+        self.control
+            .observe_load(sample.search_pool, sample.own_cores);
     }
 
     fn on_error(&self, now: Instant, error: &SourceError) {

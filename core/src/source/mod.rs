@@ -32,6 +32,12 @@ pub struct CpuSample {
     /// For a cluster, the busiest node's search thread pool, when the poll reported one
     /// (the limit mode's fleet law reads it); `None` for a machine.
     pub search_pool: Option<crate::node_stats::SearchPool>,
+    /// For a machine whose CPU is the front end's own (a service limited by its own CPU):
+    /// the CPUs that CPU is measured over, a count of at least 1. The limit mode then reads
+    /// the front end's own requests in flight as the load on those CPUs, where a cluster
+    /// reports its search pool. `None` for a cluster, and for a machine whose CPU others
+    /// share.
+    pub own_cores: Option<u32>,
 }
 
 impl CpuSample {
@@ -44,6 +50,7 @@ impl CpuSample {
             failed: 0,
             endpoint: 0,
             search_pool: None,
+            own_cores: None,
         }
     }
 
@@ -51,6 +58,17 @@ impl CpuSample {
     #[must_use]
     pub const fn from_endpoint(self, endpoint: u8) -> CpuSample {
         CpuSample { endpoint, ..self }
+    }
+
+    /// The same sample of a machine, whose CPU is the front end's own over `cores` CPUs
+    /// (at least 1): the limit mode reads the front end's requests in flight as the load on
+    /// them.
+    #[must_use]
+    pub const fn with_own_cores(self, cores: u32) -> CpuSample {
+        CpuSample {
+            own_cores: Some(if cores == 0 { 1 } else { cores }),
+            ..self
+        }
     }
 
     /// The same sample, with the busiest node's search thread pool.
@@ -130,6 +148,7 @@ impl CpuSample {
             failed: failed.saturating_add(stats.refused),
             endpoint: 0,
             search_pool: stats.search_pool,
+            own_cores: None,
         }
     }
 }

@@ -1,0 +1,448 @@
+//! The local loop: a service limited by its own CPU (the `cpu_service` example) on one core
+//! of its own, an open-loop Poisson load from the other, and the goals of the short real
+//! loop ([`crate::closed_loop::short`]) judged the same way. `bench/local_loop.sh` sets up
+//! the core (a cgroup-v1 cpuset and cpuacct group the service starts in) and calls it.
+//!
+//! Per run:
+//!
+//! 1. calibration, control off: a load well over the core's capacity for 4 s; the 1x rate
+//!    is [`ONE_X_SHARE`] of what it served (the rate at which the core first reads about
+//!    93 %);
+//! 2. control off at 0.5x (the quiet baseline) and 1x (what the core serves at 1x);
+//! 3. each mode of [`MODES`] at each of [`FACTORS`], alternating, each step
+//!    [`STEP`] s on a fresh service, its first [`WARMUP`] s not counted;
+//! 4. control off at 0.5x again: the quiet p99 is the lower of the two;
+//! 5. a burst test per mode: 0.25x with a quiet spell, bursts of [`BURST`] requests at 2 s
+//!    (mid-stream) and at 8 s (the moment the stream resumes), each burst's connections
+//!    opened first and its requests written together;
+//! 6. the verdict table, the onset table and the steps in `OUT_DIR/table.md`, everything
+//!    in `OUT_DIR/local.json`.
+
+use std::fmt::Write as _;
+use std::io::BufRead;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use load_examples::corpus::Corpus;
+use serde_json::{Value, json};
+
+use crate::closed_loop::generator::{self, Burst, Load, Outcome, Phase, Queries, Sent};
+use crate::closed_loop::report::{self, Step};
+use crate::closed_loop::short::{self, Baseline, Figures};
+
+/// The factors of the 1x rate each mode is stepped through.
+pub const FACTORS: [f64; 7] = [0.25, 0.5, 1.0, 1.25, 2.0, 3.0, 4.0];
+/// A step's length, and the part of it left out of the statistics, in seconds.
+pub const STEP: f64 = 7.0;
+/// See [`STEP`].
+pub const WARMUP: f64 = 2.0;
+/// Requests in a burst, all at once.
+pub const BURST: usize = 100;
+/// The 1x rate, as a share of what the core serves flat out.
+pub const ONE_X_SHARE: f64 = 0.93;
+/// The web threshold of Fess's rule and of the limit mode's arming.
+pub const THRESHOLD: u32 = 70;
+/// How long a client waits for an answer.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A configuration of the service under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// No control (calibration and the quiet baseline).
+    Off,
+    /// Fess's rule on the service's own CPU: `web.load.control=70`.
+    Fess,
+    /// The limit mode on the service's own CPU and load.
+    Limit,
+    /// The limit mode on the service's own CPU alone (`--cpu-only`): its law without a
+    /// pool, as before the samples said the CPU was the service's own.
+    LimitCpuOnly,
+    /// tower's `ConcurrencyLimit(1)` with `LoadShed`: the limit tuned by hand to one core.
+    Oracle,
+}
+
+/// The modes judged.
+pub const MODES: [Mode; 4] = [Mode::Fess, Mode::Limit, Mode::LimitCpuOnly, Mode::Oracle];
+
+impl Mode {
+    /// The name in the tables.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Off => "off",
+            Mode::Fess => "fess",
+            Mode::Limit => "limit",
+            Mode::LimitCpuOnly => "limit-cpu-only",
+            Mode::Oracle => "concurrency-limit-1",
+        }
+    }
+
+    fn properties(self) -> String {
+        match self {
+            Mode::Fess => format!("web.load.control={THRESHOLD}\n"),
+            Mode::Limit | Mode::LimitCpuOnly => {
+                format!("web.load.control={THRESHOLD}\nload.control.admission=limit\n")
+            }
+            Mode::Off | Mode::Oracle => String::new(),
+        }
+    }
+
+    fn args(self) -> Vec<String> {
+        match self {
+            Mode::Off => vec!["--without-load-control".to_owned()],
+            Mode::Oracle => vec!["--concurrency-limit".to_owned(), "1".to_owned()],
+            Mode::LimitCpuOnly => vec!["--cpu-only".to_owned()],
+            Mode::Fess | Mode::Limit => Vec::new(),
+        }
+    }
+}
+
+/// The service as a child process, in the core's groups.
+struct Service {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Service {
+    /// The CPU the service has used so far, from `/proc/PID/stat` (user and system time).
+    fn cpu_seconds(&self) -> f64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // The fields after the command's closing parenthesis; utime and stime are the 12th
+        // and 13th of them, in clock ticks (100 a second on Linux).
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+        ticks(11)
+            .zip(ticks(12))
+            .map_or(0.0, |(u, s)| (u + s) / 100.0)
+    }
+}
+
+/// The run's setting: how to start the service, where to write.
+struct Local {
+    enter: PathBuf,
+    service: PathBuf,
+    out: PathBuf,
+    work_ms: f64,
+    queries: Queries,
+    origin: Instant,
+}
+
+/// Runs the local loop: `ENTER SERVICE OUT_DIR [--work-ms MS]`, ENTER a command that runs
+/// its arguments in the core's groups.
+///
+/// # Errors
+///
+/// Bad arguments, a service that does not start, or an output that cannot be written.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let [enter, service, out, rest @ ..] = args else {
+        return Err("usage: local_loop ENTER SERVICE OUT_DIR [--work-ms MS]".to_owned());
+    };
+    let work_ms = match rest {
+        [] => 3.0,
+        [flag, value] if flag == "--work-ms" => value
+            .parse::<f64>()
+            .ok()
+            .filter(|ms| ms.is_finite() && *ms > 0.0)
+            .ok_or(format!("--work-ms '{value}' is not a positive number"))?,
+        _ => return Err(format!("unexpected arguments: {rest:?}")),
+    };
+    let local = Local {
+        enter: enter.into(),
+        service: service.into(),
+        out: out.into(),
+        work_ms,
+        queries: Queries::new(Corpus::new(1000), 3),
+        origin: Instant::now(),
+    };
+    std::fs::create_dir_all(&local.out).map_err(|e| format!("{}: {e}", local.out.display()))?;
+    local.run()
+}
+
+impl Local {
+    fn start(&self, mode: Mode) -> Result<Service, String> {
+        let config = self.out.join(format!("{}.properties", mode.name()));
+        std::fs::write(&config, mode.properties())
+            .map_err(|e| format!("{}: {e}", config.display()))?;
+        let mut child = Command::new(&self.enter)
+            .arg(&self.service)
+            .args(["--listen", "127.0.0.1:0", "--work-ms"])
+            .arg(self.work_ms.to_string())
+            .arg("--config")
+            .arg(&config)
+            .args(mode.args())
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.service.display()))?;
+        let mut line = String::new();
+        let read = child
+            .stdout
+            .take()
+            .ok_or_else(|| "no stdout".to_owned())
+            .and_then(|out| {
+                std::io::BufReader::new(out)
+                    .read_line(&mut line)
+                    .map_err(|e| e.to_string())
+            });
+        let addr = read.and_then(|_| {
+            line.trim()
+                .strip_prefix("listening on http://")
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|a| a.parse().ok())
+                .ok_or_else(|| format!("unexpected first line: {line:?}"))
+        });
+        let service = Service {
+            child,
+            addr: addr.unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0))),
+        };
+        if service.addr.port() == 0 {
+            return Err(format!("the service did not start: {line:?}"));
+        }
+        Ok(service)
+    }
+
+    /// `phases` (and `bursts`) on a fresh service of `mode`; the requests due from
+    /// `counted_from` s on, and the service's CPU (% of one core) over the whole load.
+    fn offer(
+        &self,
+        mode: Mode,
+        phases: &[Phase],
+        bursts: &[Burst],
+        counted_from: f64,
+        seed: u64,
+    ) -> Result<(Vec<Sent>, f64, f64), String> {
+        let service = self.start(mode)?;
+        std::thread::sleep(Duration::from_millis(300));
+        let front_ends = [service.addr];
+        let load = Load {
+            bursts,
+            timeout: TIMEOUT,
+            ..Load::on(&front_ends, phases, seed)
+        };
+        let started_at = self.origin.elapsed().as_secs_f64();
+        let cpu_before = service.cpu_seconds();
+        let began = Instant::now();
+        let sent = generator::offer_load(&self.queries, &load);
+        let cpu = (service.cpu_seconds() - cpu_before) / began.elapsed().as_secs_f64() * 100.0;
+        let counted = sent
+            .into_iter()
+            .filter(|s| s.due.as_secs_f64() >= counted_from)
+            .collect();
+        Ok((counted, started_at, cpu))
+    }
+
+    fn step(&self, mode: Mode, factor: f64, rate: f64, seed: u64) -> Result<Step, String> {
+        let phases = [Phase {
+            rate: rate * factor,
+            seconds: STEP,
+        }];
+        let (sent, started_at, cpu) = self.offer(mode, &phases, &[], WARMUP, seed)?;
+        let step = Step {
+            mode: mode.name(),
+            factor,
+            offered: rate * factor,
+            seconds: STEP - WARMUP,
+            started_at,
+            sent,
+            cpu_mean: cpu,
+            indexed_per_s: 0.0,
+            front_ends: 1,
+            weights: Vec::new(),
+            servers: Vec::new(),
+        };
+        let s = step.summary(Duration::from_secs(1));
+        eprintln!(
+            "{:>20} {factor:>5.2}x {:>6.0}/s: served {:>6.0}/s, shed {:>5.1} %, p50 {}, p99 {} ms, CPU {cpu:.0} %",
+            mode.name(),
+            step.offered,
+            s.served_per_s,
+            s.shed * 100.0,
+            s.p50.map_or("-".to_owned(), |v| format!("{v:.1}")),
+            s.p99.map_or("-".to_owned(), |v| format!("{v:.1}")),
+        );
+        Ok(step)
+    }
+
+    /// What the core serves flat out, control off: the answers completed from 1 s to 4 s
+    /// into a load of three times the nominal capacity, per second (by completion time:
+    /// a backlog answered after the load ends is not capacity).
+    fn capacity(&self) -> Result<f64, String> {
+        let nominal = 1000.0 / self.work_ms;
+        let phases = [Phase {
+            rate: nominal * 3.0,
+            seconds: 4.0,
+        }];
+        let (sent, _, cpu) = self.offer(Mode::Off, &phases, &[], 0.0, 1)?;
+        let served = sent
+            .iter()
+            .filter(|s| match s.outcome {
+                Outcome::Answered(200, latency) => {
+                    (1.0..4.0).contains(&(s.due + latency).as_secs_f64())
+                }
+                _ => false,
+            })
+            .count() as f64
+            / 3.0;
+        eprintln!(
+            "calibration: {served:.0}/s served flat out (nominal {nominal:.0}/s), CPU {cpu:.0} %"
+        );
+        if served < 1.0 {
+            return Err("the service served nothing flat out".to_owned());
+        }
+        Ok(served)
+    }
+
+    /// The burst requests answered 429, of how many, and the other requests answered 429.
+    fn burst_test(&self, mode: Mode, rate: f64) -> Result<(usize, usize, usize), String> {
+        let phases = [
+            Phase {
+                rate: rate * 0.25,
+                seconds: 4.0,
+            },
+            Phase {
+                rate: 0.0,
+                seconds: 4.0,
+            },
+            Phase {
+                rate: rate * 0.25,
+                seconds: 4.0,
+            },
+        ];
+        let bursts = [2.0, 8.0].map(|at| Burst {
+            at,
+            count: BURST,
+            front_end: 0,
+        });
+        let (sent, _, _) = self.offer(mode, &phases, &bursts, 0.0, 55)?;
+        let in_burst: Vec<&Sent> = sent.iter().filter(|s| s.burst).collect();
+        let refused = in_burst
+            .iter()
+            .filter(|s| matches!(s.outcome, Outcome::Answered(429, _)))
+            .count();
+        let others_refused = sent
+            .iter()
+            .filter(|s| !s.burst && matches!(s.outcome, Outcome::Answered(429, _)))
+            .count();
+        eprintln!(
+            "{} burst test: {refused} of {} burst requests answered 429, {others_refused} others",
+            mode.name(),
+            in_burst.len()
+        );
+        Ok((refused, in_burst.len(), others_refused))
+    }
+
+    fn run(&self) -> Result<(), String> {
+        let capacity = self.capacity()?;
+        let rate = capacity * ONE_X_SHARE;
+        eprintln!("1x = {rate:.0} requests/s");
+        let mut steps = vec![
+            self.step(Mode::Off, 0.5, rate, 2)?,
+            self.step(Mode::Off, 1.0, rate, 3)?,
+        ];
+        for (i, &factor) in FACTORS.iter().enumerate() {
+            for k in 0..MODES.len() {
+                let mode = MODES[(i + k) % MODES.len()];
+                steps.push(self.step(mode, factor, rate, 10 + i as u64)?);
+            }
+        }
+        let quiet_again = self.step(Mode::Off, 0.5, rate, 2)?;
+        let slo_of = |step: &Step| step.summary(Duration::from_secs(1));
+        let first_quiet = slo_of(&steps[0]);
+        let second_quiet = slo_of(&quiet_again);
+        let (quiet_p99, light_p50) = match (first_quiet.p99, second_quiet.p99) {
+            (Some(a), Some(b)) if b < a => (b, second_quiet.p50),
+            (Some(a), _) => (a, first_quiet.p50),
+            _ => return Err("no quiet p99: nothing answered at 0.5x".to_owned()),
+        };
+        let light_p50 = light_p50.unwrap_or(quiet_p99);
+        let slo = Duration::from_secs_f64(light_p50 * 10.0 / 1000.0);
+        let off_1x = steps[1].summary(slo);
+        let base = Baseline {
+            quiet_p99,
+            best_goodput: steps
+                .iter()
+                .map(|s| s.summary(slo).goodput_per_s)
+                .fold(0.0, f64::max),
+            excess_1x: (1.0 - off_1x.served_per_s / steps[1].offered.max(1e-9)).max(0.0),
+        };
+        let mut bursts = Vec::new();
+        for mode in MODES {
+            bursts.push((mode, self.burst_test(mode, rate)?));
+        }
+        let figures: Vec<(&str, Figures)> = MODES
+            .iter()
+            .map(|&mode| {
+                let burst = bursts
+                    .iter()
+                    .find(|(m, _)| *m == mode)
+                    .map(|(_, (refused, of, _))| (*refused, *of));
+                (
+                    mode.name(),
+                    Figures::of(mode.name(), &steps, slo, &base, burst),
+                )
+            })
+            .collect();
+        steps.push(quiet_again);
+
+        let mut table = String::new();
+        let _ = writeln!(
+            table,
+            "A service limited by its own CPU (`cpu_service`, {:.1} ms of CPU a request on \
+             average, its work on tokio's blocking pool, one tokio worker) alone on one \
+             core; the load from the other. 1x = {rate:.0} requests/s ({:.0} % of the \
+             {capacity:.0}/s it serves flat out). Quiet p99 {quiet_p99:.2} ms (control off at \
+             0.5x, the lower of two), light-load p50 {light_p50:.2} ms, goodput within {:.1} ms.\n",
+            self.work_ms,
+            ONE_X_SHARE * 100.0,
+            slo.as_secs_f64() * 1000.0,
+        );
+        table.push_str(&short::verdict_table(&figures, &base));
+        let _ = writeln!(
+            table,
+            "\nOther requests of the burst tests (0.25x around the bursts) answered 429: {}.\n",
+            bursts
+                .iter()
+                .map(|(mode, (_, _, others))| format!("{} {others}", mode.name()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        table.push_str(&short::onset_table(&figures));
+        table.push('\n');
+        table.push_str(&report::step_table(&steps, slo));
+        print!("{table}");
+        let path = self.out.join("table.md");
+        std::fs::write(&path, &table).map_err(|e| format!("{}: {e}", path.display()))?;
+        let results = json!({
+            "work_ms": self.work_ms,
+            "capacity_per_s": capacity,
+            "rate_1x": rate,
+            "quiet_p99_ms": quiet_p99,
+            "light_p50_ms": light_p50,
+            "slo_ms": slo.as_secs_f64() * 1000.0,
+            "steps": steps.iter().map(|s| s.json(slo)).collect::<Vec<Value>>(),
+            "bursts": bursts
+                .iter()
+                .map(|(m, (r, n, o))| json!({"mode": m.name(), "refused": r, "of": n, "others_refused": o}))
+                .collect::<Vec<Value>>(),
+        });
+        let path = self.out.join("local.json");
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&results).unwrap_or_default(),
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))
+    }
+}

@@ -1,0 +1,318 @@
+//! A service limited by its own CPU, the case most users of load control have: each search
+//! costs `--work-ms` of real CPU (hashing, two thirds to four thirds of it by query), done
+//! off the async worker on tokio's blocking pool, behind the library's tower layer with this
+//! service's own CPU as the signal (`SystemSource`: its cgroup where it has one, else the
+//! host). The local loop (`bench/local_loop.sh`) runs it in a cpuset of one core.
+//!
+//! ```text
+//! cargo run --release -p load-examples --example cpu_service -- \
+//!     [--config PATH] [--listen ADDR] [--work-ms MS] [--workers N] \
+//!     [--without-load-control | --concurrency-limit N]
+//! ```
+//!
+//! - `--config PATH`: Fess's keys (`web.load.control`, `load.control.admission`, ...);
+//!   without it, Fess's defaults (web control off).
+//! - `--without-load-control`: the same router without the layer.
+//! - `--concurrency-limit N`: instead of the layer, tower's `ConcurrencyLimit(N)` with
+//!   `LoadShed` in front (429 when N searches are in flight): a limit tuned by hand to the
+//!   core, the oracle a law's figures are held against.
+//! - `--cpu-only` (benchmarks only): the layer, with samples that give the CPU and not
+//!   the cores it is this service's own over, as a `FixedSource` does: the limit mode's law
+//!   without a pool, beside the one that reads this service's own load.
+//!
+//! The work must leave the async worker: CPU spent inline in a handler on one worker holds
+//! every other request in the worker's queue, where no in-flight count can see it (at most
+//! one request is ever in flight).
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::ServiceExt;
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use load_tokio::{
+    Config, CpuSample, CpuSource, FromConfig, LoadControlLayer, LoadGuard, Role, SourceError,
+    SystemSource,
+};
+use tower::ServiceBuilder;
+use tower_layer::Layer;
+
+#[derive(Clone, Copy)]
+struct Work {
+    /// Hash rounds per millisecond of this machine's CPU, measured at start.
+    rounds_per_ms: u64,
+    /// The mean cost of a search, in ms of CPU.
+    work_ms: f64,
+}
+
+/// One round of a 64-bit mix (SplitMix64's finaliser): cheap, and not optimised away.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn spin(rounds: u64, seed: u64) -> u64 {
+    let mut z = seed;
+    for _ in 0..rounds {
+        z = mix(z);
+    }
+    z
+}
+
+impl Work {
+    /// Measures this core's rounds per millisecond over 100 ms.
+    fn calibrate(work_ms: f64) -> Work {
+        let started = Instant::now();
+        let mut rounds = 0u64;
+        let mut seed = 1;
+        while started.elapsed() < Duration::from_millis(100) {
+            seed = spin(10_000, seed);
+            rounds += 10_000;
+        }
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        std::hint::black_box(seed);
+        Work {
+            rounds_per_ms: (rounds as f64 / ms) as u64,
+            work_ms,
+        }
+    }
+
+    /// The rounds one search of `query` costs: between two thirds and four thirds of the
+    /// mean, fixed by the query.
+    fn rounds(self, query: &str) -> u64 {
+        let hash = query
+            .bytes()
+            .fold(0xCBF2_9CE4_8422_2325u64, |h, b| mix(h ^ u64::from(b)));
+        let share = 2.0 / 3.0 + (hash % 1000) as f64 / 1000.0 * (2.0 / 3.0);
+        (self.rounds_per_ms as f64 * self.work_ms * share) as u64
+    }
+}
+
+async fn search(
+    State(work): State<Work>,
+    Query(query): Query<std::collections::HashMap<String, String>>,
+) -> Result<String, StatusCode> {
+    let q = query.get("q").cloned().unwrap_or_default();
+    let rounds = work.rounds(&q);
+    let digest = tokio::task::spawn_blocking(move || spin(rounds, rounds ^ 0x5EED))
+        .await
+        .map_err(|_| StatusCode::INTERNAL_SERVER_ERROR)?;
+    Ok(format!("results for {q:?}: {digest:016x}\n"))
+}
+
+/// The system source with its samples' own cores taken out (`--cpu-only`).
+struct CpuOnly(SystemSource);
+
+impl CpuSource for CpuOnly {
+    async fn sample(&mut self) -> Result<CpuSample, SourceError> {
+        let sample = self.0.sample().await?;
+        Ok(CpuSample {
+            own_cores: None,
+            ..sample
+        })
+    }
+}
+
+enum Control {
+    Layer,
+    CpuOnly,
+    Off,
+    ConcurrencyLimit(usize),
+}
+
+struct Args {
+    config: Config,
+    listen: SocketAddr,
+    work_ms: f64,
+    workers: usize,
+    control: Control,
+}
+
+fn args() -> Result<Args, String> {
+    let mut parsed = Args {
+        config: Config::new(),
+        listen: SocketAddr::from(([127, 0, 0, 1], 8082)),
+        work_ms: 3.0,
+        workers: 1,
+        control: Control::Layer,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |what: &str| args.next().ok_or(format!("{arg} needs {what}"));
+        match arg.as_str() {
+            "--config" => {
+                let path = value("a path")?;
+                parsed.config = load_tokio::read_config(&path).map_err(|e| e.to_string())?;
+            }
+            "--listen" => {
+                let text = value("an address")?;
+                parsed.listen = text
+                    .parse()
+                    .map_err(|_| format!("--listen '{text}' is not an address"))?;
+            }
+            "--work-ms" => {
+                let text = value("milliseconds")?;
+                parsed.work_ms = text
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|ms| ms.is_finite() && *ms > 0.0 && *ms <= 10_000.0)
+                    .ok_or(format!(
+                        "--work-ms '{text}' is not a number of milliseconds in (0, 10000]"
+                    ))?;
+            }
+            "--workers" => {
+                let text = value("a count")?;
+                parsed.workers = text
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=1024).contains(n))
+                    .ok_or(format!("--workers '{text}' is not a count in 1..=1024"))?;
+            }
+            "--without-load-control" => parsed.control = Control::Off,
+            "--cpu-only" => parsed.control = Control::CpuOnly,
+            "--concurrency-limit" => {
+                let text = value("a count")?;
+                let limit = text
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| *n >= 1)
+                    .ok_or(format!(
+                        "--concurrency-limit '{text}' is not a count of 1 or more"
+                    ))?;
+                parsed.control = Control::ConcurrencyLimit(limit);
+            }
+            other => return Err(format!("unknown argument '{other}'")),
+        }
+    }
+    Ok(parsed)
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let args = match args() {
+        Ok(args) => args,
+        Err(error) => {
+            eprintln!("cpu_service: error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.workers)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cpu_service: error: cannot start tokio: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.block_on(serve(args))
+}
+
+async fn serve(args: Args) -> ExitCode {
+    let work = Work::calibrate(args.work_ms);
+    let source = match &args.control {
+        Control::Layer | Control::CpuOnly => {
+            match SystemSource::from_config(&args.config, Role::Cluster) {
+                Ok(source) => {
+                    log::info!("request control reads {}", source.measures());
+                    Some(source)
+                }
+                Err(error) => {
+                    eprintln!("cpu_service: error: {error}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        _ => None,
+    };
+    let router = Router::new().route("/search", get(search)).with_state(work);
+    let listener = match tokio::net::TcpListener::bind(args.listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!(
+                "cpu_service: error: cannot listen on {}: {error}",
+                args.listen
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match listener.local_addr() {
+        Ok(addr) => println!(
+            "listening on http://{addr} ({} hash rounds a ms of CPU)",
+            work.rounds_per_ms
+        ),
+        Err(error) => eprintln!("cpu_service: cannot read the address: {error}"),
+    }
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let served = match (args.control, source) {
+        (Control::Layer, Some(source)) => {
+            let guard = LoadGuard::with_source(&args.config.control, source);
+            serve_with(listener, with_stats(router, guard.clone()), guard, stop).await
+        }
+        (Control::CpuOnly, Some(source)) => {
+            let guard = LoadGuard::with_source(&args.config.control, CpuOnly(source));
+            serve_with(listener, with_stats(router, guard.clone()), guard, stop).await
+        }
+        (Control::ConcurrencyLimit(limit), _) => {
+            let router = router.layer(
+                ServiceBuilder::new()
+                    .layer(HandleErrorLayer::new(|_: tower::BoxError| async {
+                        StatusCode::TOO_MANY_REQUESTS
+                    }))
+                    .load_shed()
+                    .concurrency_limit(limit),
+            );
+            axum::serve(listener, router)
+                .with_graceful_shutdown(stop)
+                .await
+        }
+        _ => {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(stop)
+                .await
+        }
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("cpu_service: error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `router` with `/admin/stats`: the guard's stats as JSON (uncontrolled: an admin path).
+fn with_stats<S: CpuSource + Send + 'static>(router: Router, guard: LoadGuard<S>) -> Router {
+    router.route(
+        "/admin/stats",
+        get(move || {
+            let stats = guard.stats();
+            async move { axum::Json(serde_json::to_value(stats).unwrap_or_default()) }
+        }),
+    )
+}
+
+/// Serves `router` behind the library's layer on `guard`.
+async fn serve_with<S: CpuSource + Send + 'static>(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    guard: LoadGuard<S>,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = LoadControlLayer::new(guard).layer(router);
+    axum::serve(
+        listener,
+        ServiceExt::<axum::extract::Request>::into_make_service(app),
+    )
+    .with_graceful_shutdown(stop)
+    .await
+}
