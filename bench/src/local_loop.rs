@@ -61,10 +61,18 @@ pub enum Mode {
     LimitCpuOnly,
     /// tower's `ConcurrencyLimit(1)` with `LoadShed`: the limit tuned by hand to one core.
     Oracle,
+    /// `little-loadshedder` 0.2, its target mean latency ten times the light-load p50.
+    Little,
 }
 
 /// The modes judged.
-pub const MODES: [Mode; 4] = [Mode::Fess, Mode::Limit, Mode::LimitCpuOnly, Mode::Oracle];
+pub const MODES: [Mode; 5] = [
+    Mode::Fess,
+    Mode::Limit,
+    Mode::LimitCpuOnly,
+    Mode::Oracle,
+    Mode::Little,
+];
 
 impl Mode {
     /// The name in the tables.
@@ -76,6 +84,7 @@ impl Mode {
             Mode::Limit => "limit",
             Mode::LimitCpuOnly => "limit-cpu-only",
             Mode::Oracle => "concurrency-limit-1",
+            Mode::Little => "little-loadshedder",
         }
     }
 
@@ -85,12 +94,15 @@ impl Mode {
             Mode::Limit | Mode::LimitCpuOnly => {
                 format!("web.load.control={THRESHOLD}\nload.control.admission=limit\n")
             }
-            Mode::Off | Mode::Oracle => String::new(),
+            Mode::Off | Mode::Oracle | Mode::Little => String::new(),
         }
     }
 
-    fn args(self) -> Vec<String> {
+    /// The service's arguments besides its settings; `target_ms` is the latency target of
+    /// the peer that takes one.
+    fn args(self, target_ms: f64) -> Vec<String> {
         match self {
+            Mode::Little => vec!["--little-loadshedder".to_owned(), format!("{target_ms:.3}")],
             Mode::Off => vec!["--without-load-control".to_owned()],
             Mode::Oracle => vec!["--concurrency-limit".to_owned(), "1".to_owned()],
             Mode::LimitCpuOnly => vec!["--cpu-only".to_owned()],
@@ -136,6 +148,8 @@ struct Local {
     work_ms: f64,
     queries: Queries,
     origin: Instant,
+    /// Ten times the light-load p50, in ms, once measured: the latency-target peer's target.
+    target_ms: std::cell::Cell<f64>,
 }
 
 /// Runs the local loop: `ENTER SERVICE OUT_DIR [--work-ms MS]`, ENTER a command that runs
@@ -164,6 +178,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         work_ms,
         queries: Queries::new(Corpus::new(1000), 3),
         origin: Instant::now(),
+        target_ms: std::cell::Cell::new(0.0),
     };
     std::fs::create_dir_all(&local.out).map_err(|e| format!("{}: {e}", local.out.display()))?;
     local.run()
@@ -180,7 +195,7 @@ impl Local {
             .arg(self.work_ms.to_string())
             .arg("--config")
             .arg(&config)
-            .args(mode.args())
+            .args(mode.args(self.target_ms.get()))
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -352,6 +367,9 @@ impl Local {
             self.step(Mode::Off, 0.5, rate, 2)?,
             self.step(Mode::Off, 1.0, rate, 3)?,
         ];
+        let first_p50 = steps[0].summary(Duration::from_secs(1)).p50;
+        self.target_ms
+            .set(10.0 * first_p50.ok_or("nothing answered at 0.5x")?);
         for (i, &factor) in FACTORS.iter().enumerate() {
             for k in 0..MODES.len() {
                 let mode = MODES[(i + k) % MODES.len()];

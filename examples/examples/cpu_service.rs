@@ -16,6 +16,9 @@
 //! - `--concurrency-limit N`: instead of the layer, tower's `ConcurrencyLimit(N)` with
 //!   `LoadShed` in front (429 when N searches are in flight): a limit tuned by hand to the
 //!   core, the oracle a law's figures are held against.
+//! - `--little-loadshedder MS`: instead of the layer, `little-loadshedder` 0.2 with a
+//!   target mean latency of MS milliseconds (its latency average an EWMA of parameter
+//!   0.05): a peer that sizes a concurrency limit and a queue by Little's law.
 //! - `--cpu-only` (benchmarks only): the layer, with samples that give the CPU and not
 //!   the cores it is this service's own over, as a `FixedSource` does: the limit mode's law
 //!   without a pool, beside the one that reads this service's own load.
@@ -123,6 +126,7 @@ enum Control {
     CpuOnly,
     Off,
     ConcurrencyLimit(usize),
+    LittleLoadshedder(Duration),
 }
 
 struct Args {
@@ -175,6 +179,17 @@ fn args() -> Result<Args, String> {
             }
             "--without-load-control" => parsed.control = Control::Off,
             "--cpu-only" => parsed.control = Control::CpuOnly,
+            "--little-loadshedder" => {
+                let text = value("milliseconds")?;
+                let ms = text
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|ms| ms.is_finite() && *ms > 0.0 && *ms <= 60_000.0)
+                    .ok_or(format!(
+                        "--little-loadshedder '{text}' is not a number of milliseconds in (0, 60000]"
+                    ))?;
+                parsed.control = Control::LittleLoadshedder(Duration::from_secs_f64(ms / 1000.0));
+            }
             "--concurrency-limit" => {
                 let text = value("a count")?;
                 let limit = text
@@ -274,6 +289,23 @@ async fn serve(args: Args) -> ExitCode {
             axum::serve(listener, router)
                 .with_graceful_shutdown(stop)
                 .await
+        }
+        (Control::LittleLoadshedder(target), _) => {
+            use axum::response::IntoResponse;
+            use little_loadshedder::{LoadShedLayer, LoadShedResponse};
+            let app = tower::ServiceExt::<axum::extract::Request>::map_response(
+                LoadShedLayer::new(0.05, target).layer(router),
+                |response| match response {
+                    LoadShedResponse::Inner(response) => response,
+                    LoadShedResponse::Overload => StatusCode::TOO_MANY_REQUESTS.into_response(),
+                },
+            );
+            axum::serve(
+                listener,
+                ServiceExt::<axum::extract::Request>::into_make_service(app),
+            )
+            .with_graceful_shutdown(stop)
+            .await
         }
         _ => {
             axum::serve(listener, router)
