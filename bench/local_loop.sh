@@ -3,10 +3,10 @@
 # example: each request a few ms of hashing on tokio's blocking pool, behind the library's
 # layer reading its own CPU) alone on one core, an open-loop Poisson load from the others.
 # Fess's rule, the limit mode (on the service's own load, and on its CPU alone), tower's
-# ConcurrencyLimit(1) (tuned by hand to the core, the oracle) and little-loadshedder 0.2
-# (latency target ten times the light-load p50) at 0.25x-4x, alternating, each step on a
-# fresh service; then a burst test per mode; the goals of the short real loop beside each
-# figure. About 7 minutes after the build.
+# ConcurrencyLimit(1) (tuned by hand to the core, the oracle), little-loadshedder 0.2
+# (latency target ten times the light-load p50) and a port of Kratos' BBR limiter at
+# 0.25x-4x, alternating, each step on a fresh service; then a burst test per mode; the goals
+# of the short real loop beside each figure. About 8 minutes after the build.
 #
 #   bash bench/local_loop.sh [--work-ms MS]    # results in bench/local-loop/
 #

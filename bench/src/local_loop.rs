@@ -63,15 +63,18 @@ pub enum Mode {
     Oracle,
     /// `little-loadshedder` 0.2, its target mean latency ten times the light-load p50.
     Little,
+    /// A port of Kratos' BBR limiter (`go-kratos/aegis`, `ratelimit/bbr/bbr.go`).
+    Bbr,
 }
 
 /// The modes judged.
-pub const MODES: [Mode; 5] = [
+pub const MODES: [Mode; 6] = [
     Mode::Fess,
     Mode::Limit,
     Mode::LimitCpuOnly,
     Mode::Oracle,
     Mode::Little,
+    Mode::Bbr,
 ];
 
 impl Mode {
@@ -85,6 +88,7 @@ impl Mode {
             Mode::LimitCpuOnly => "limit-cpu-only",
             Mode::Oracle => "concurrency-limit-1",
             Mode::Little => "little-loadshedder",
+            Mode::Bbr => "bbr",
         }
     }
 
@@ -94,7 +98,7 @@ impl Mode {
             Mode::Limit | Mode::LimitCpuOnly => {
                 format!("web.load.control={THRESHOLD}\nload.control.admission=limit\n")
             }
-            Mode::Off | Mode::Oracle | Mode::Little => String::new(),
+            Mode::Off | Mode::Oracle | Mode::Little | Mode::Bbr => String::new(),
         }
     }
 
@@ -106,6 +110,7 @@ impl Mode {
             Mode::Off => vec!["--without-load-control".to_owned()],
             Mode::Oracle => vec!["--concurrency-limit".to_owned(), "1".to_owned()],
             Mode::LimitCpuOnly => vec!["--cpu-only".to_owned()],
+            Mode::Bbr => vec!["--bbr".to_owned()],
             Mode::Fess | Mode::Limit => Vec::new(),
         }
     }

@@ -19,6 +19,9 @@
 //! - `--little-loadshedder MS`: instead of the layer, `little-loadshedder` 0.2 with a
 //!   target mean latency of MS milliseconds (its latency average an EWMA of parameter
 //!   0.05): a peer that sizes a concurrency limit and a queue by Little's law.
+//! - `--bbr`: instead of the layer, a port of Kratos' BBR limiter (`bbr.rs`: this
+//!   service's CPU over 80 % arms it; in flight above the most completions of a 100-ms
+//!   bucket times the least mean response time is dropped).
 //! - `--cpu-only` (benchmarks only): the layer, with samples that give the CPU and not
 //!   the cores it is this service's own over, as a `FixedSource` does: the limit mode's law
 //!   without a pool, beside the one that reads this service's own load.
@@ -26,6 +29,8 @@
 //! The work must leave the async worker: CPU spent inline in a handler on one worker holds
 //! every other request in the worker's queue, where no in-flight count can see it (at most
 //! one request is ever in flight).
+
+mod bbr;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -127,6 +132,7 @@ enum Control {
     Off,
     ConcurrencyLimit(usize),
     LittleLoadshedder(Duration),
+    Bbr,
 }
 
 struct Args {
@@ -179,6 +185,7 @@ fn args() -> Result<Args, String> {
             }
             "--without-load-control" => parsed.control = Control::Off,
             "--cpu-only" => parsed.control = Control::CpuOnly,
+            "--bbr" => parsed.control = Control::Bbr,
             "--little-loadshedder" => {
                 let text = value("milliseconds")?;
                 let ms = text
@@ -233,7 +240,7 @@ fn main() -> ExitCode {
 async fn serve(args: Args) -> ExitCode {
     let work = Work::calibrate(args.work_ms);
     let source = match &args.control {
-        Control::Layer | Control::CpuOnly => {
+        Control::Layer | Control::CpuOnly | Control::Bbr => {
             match SystemSource::from_config(&args.config, Role::Cluster) {
                 Ok(source) => {
                     log::info!("request control reads {}", source.measures());
@@ -286,6 +293,37 @@ async fn serve(args: Args) -> ExitCode {
                     .load_shed()
                     .concurrency_limit(limit),
             );
+            axum::serve(listener, router)
+                .with_graceful_shutdown(stop)
+                .await
+        }
+        (Control::Bbr, Some(mut source)) => {
+            let limiter = std::sync::Arc::new(bbr::Bbr::new());
+            let sampled = std::sync::Arc::clone(&limiter);
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(Duration::from_millis(500));
+                loop {
+                    every.tick().await;
+                    if let Ok(sample) = source.sample().await {
+                        let percent = sample.cpu.map_or(0.0, |cpu| f64::from(cpu.get()));
+                        sampled.sample_cpu(percent);
+                    }
+                }
+            });
+            let router = router.layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    let limiter = std::sync::Arc::clone(&limiter);
+                    async move {
+                        use axum::response::IntoResponse;
+                        let Some(pass) = limiter.allow() else {
+                            return StatusCode::TOO_MANY_REQUESTS.into_response();
+                        };
+                        let response = next.run(request).await;
+                        drop(pass);
+                        response
+                    }
+                },
+            ));
             axum::serve(listener, router)
                 .with_graceful_shutdown(stop)
                 .await
