@@ -5,8 +5,9 @@
 # Fess's rule, the limit mode (on the service's own load, and on its CPU alone), tower's
 # ConcurrencyLimit(1) (tuned by hand to the core, the oracle), little-loadshedder 0.2
 # (latency target ten times the light-load p50) and a port of Kratos' BBR limiter at
-# 0.25x-4x, alternating, each step on a fresh service; then a burst test per mode; the goals
-# of the short real loop beside each figure. About 8 minutes after the build.
+# 0.25x-4x, alternating, each step on a fresh service; then a burst test and a step from 0.5x
+# to 2x per mode; the goals of the short real loop beside each figure. About 9 minutes after
+# the build.
 #
 #   bash bench/local_loop.sh [--work-ms MS]    # results in bench/local-loop/
 #

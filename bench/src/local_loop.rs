@@ -15,8 +15,11 @@
 //! 5. a burst test per mode: 0.25x with a quiet spell, bursts of [`BURST`] requests at 2 s
 //!    (mid-stream) and at 8 s (the moment the stream resumes), each burst's connections
 //!    opened first and its requests written together;
-//! 6. the verdict table, the onset table and the steps in `OUT_DIR/table.md`, everything
-//!    in `OUT_DIR/local.json`.
+//! 6. a step test per mode: [`STEP_TEST`] s at 0.5x, then 2x for [`STEP_TEST`] + 4 s on the
+//!    same service: the admitted p99 before the step, in the first 5 s after it and in the
+//!    rest, and when the p99 of 0.5-s windows came back under twice the quiet p99 to stay;
+//! 7. the verdict table, the onset table, the step tests and the steps in
+//!    `OUT_DIR/table.md`, everything in `OUT_DIR/local.json`.
 
 use std::fmt::Write as _;
 use std::io::BufRead;
@@ -40,6 +43,8 @@ pub const STEP: f64 = 7.0;
 pub const WARMUP: f64 = 2.0;
 /// Requests in a burst, all at once.
 pub const BURST: usize = 100;
+/// The step test: this many seconds at 0.5x, then as many again plus four at 2x.
+pub const STEP_TEST: f64 = 6.0;
 /// The 1x rate, as a share of what the core serves flat out.
 pub const ONE_X_SHARE: f64 = 0.93;
 /// The web threshold of Fess's rule and of the limit mode's arming.
@@ -364,6 +369,49 @@ impl Local {
         Ok((refused, in_burst.len(), others_refused))
     }
 
+    /// The step test of `mode`: the admitted p99 (ms) at 0.5x from 2 s on, in the first 5 s
+    /// of 2x and after them, and the time from the step until the p99 of 0.5-s windows is
+    /// under `bound_ms` to stay.
+    fn step_test(&self, mode: Mode, rate: f64, bound_ms: f64) -> Result<StepTest, String> {
+        let phases = [
+            Phase {
+                rate: rate * 0.5,
+                seconds: STEP_TEST,
+            },
+            Phase {
+                rate: rate * 2.0,
+                seconds: STEP_TEST + 4.0,
+            },
+        ];
+        let (sent, _, _) = self.offer(mode, &phases, &[], 0.0, 77)?;
+        let p99 = |from: f64, until: f64| {
+            let part: Vec<Sent> = sent
+                .iter()
+                .filter(|s| (from..until).contains(&s.due.as_secs_f64()))
+                .copied()
+                .collect();
+            report::percentile(&report::latencies(&part, 200), 0.99)
+        };
+        let end = 2.0 * STEP_TEST + 4.0;
+        let windows = report::windows(&sent, 0.5, end);
+        let test = StepTest {
+            mode,
+            before: p99(2.0, STEP_TEST),
+            onset: p99(STEP_TEST, STEP_TEST + 5.0),
+            after: p99(STEP_TEST + 5.0, end),
+            back_in: report::recovery(&windows, STEP_TEST, bound_ms),
+        };
+        eprintln!(
+            "{} step test: p99 {:?} ms at 0.5x, {:?} in the first 5 s of 2x, {:?} after; back under {bound_ms:.1} ms after {:?} s",
+            mode.name(),
+            test.before,
+            test.onset,
+            test.after,
+            test.back_in
+        );
+        Ok(test)
+    }
+
     fn run(&self) -> Result<(), String> {
         let capacity = self.capacity()?;
         let rate = capacity * ONE_X_SHARE;
@@ -405,6 +453,10 @@ impl Local {
         for mode in MODES {
             bursts.push((mode, self.burst_test(mode, rate)?));
         }
+        let mut step_tests = Vec::new();
+        for mode in MODES {
+            step_tests.push(self.step_test(mode, rate, 2.0 * quiet_p99)?);
+        }
         let figures: Vec<(&str, Figures)> = MODES
             .iter()
             .map(|&mode| {
@@ -444,6 +496,8 @@ impl Local {
         );
         table.push_str(&short::onset_table(&figures));
         table.push('\n');
+        table.push_str(&step_table(&step_tests, quiet_p99));
+        table.push('\n');
         table.push_str(&report::step_table(&steps, slo));
         print!("{table}");
         let path = self.out.join("table.md");
@@ -456,6 +510,13 @@ impl Local {
             "light_p50_ms": light_p50,
             "slo_ms": slo.as_secs_f64() * 1000.0,
             "steps": steps.iter().map(|s| s.json(slo)).collect::<Vec<Value>>(),
+            "step_tests": step_tests.iter().map(|t| json!({
+                "mode": t.mode.name(),
+                "p99_ms_0_5x": t.before,
+                "p99_ms_first_5s_of_2x": t.onset,
+                "p99_ms_after": t.after,
+                "back_under_twice_quiet_after_s": t.back_in,
+            })).collect::<Vec<Value>>(),
             "bursts": bursts
                 .iter()
                 .map(|(m, (r, n, o))| json!({"mode": m.name(), "refused": r, "of": n, "others_refused": o}))
@@ -468,4 +529,42 @@ impl Local {
         )
         .map_err(|e| format!("{}: {e}", path.display()))
     }
+}
+
+/// One mode's step from 0.5x to 2x.
+struct StepTest {
+    mode: Mode,
+    /// The admitted p99 at 0.5x, in ms.
+    before: Option<f64>,
+    /// In the first 5 s of 2x.
+    onset: Option<f64>,
+    /// After them.
+    after: Option<f64>,
+    /// Seconds from the step until the p99 of 0.5-s windows stayed under twice the quiet
+    /// p99 (`None`: never).
+    back_in: Option<f64>,
+}
+
+/// The step tests in markdown, each p99 over the quiet p99.
+fn step_table(tests: &[StepTest], quiet_p99: f64) -> String {
+    let over = |v: Option<f64>| v.map_or("-".to_owned(), |ms| format!("{:.2}", ms / quiet_p99));
+    let mut out = format!(
+        "Step from 0.5x to 2x ({STEP_TEST:.0} s, then {:.0} s), the admitted p99 over the quiet p99:\n\n\
+         | mode | at 0.5x | first 5 s of 2x | after them | back under 2x quiet after |\n\
+         |---|---|---|---|---|\n",
+        STEP_TEST + 4.0
+    );
+    for test in tests {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            test.mode.name(),
+            over(test.before),
+            over(test.onset),
+            over(test.after),
+            test.back_in
+                .map_or("never".to_owned(), |s| format!("{s:.1} s"))
+        );
+    }
+    out
 }
