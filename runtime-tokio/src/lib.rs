@@ -5,39 +5,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-// One list, each name at one path: the runtime layer's items a server names (its generic
-// guard and gate are `LoadGuardOn` and `BackgroundGateOn`; `LoadGuard` and `BackgroundGate`
-// below are them on this runtime).
-/// The runtime layer's background gate, generic over the runtime. [`BackgroundGate`] is it
-/// on this crate's runtime.
-#[doc(no_inline)]
-pub use load_runtime::BackgroundGate as BackgroundGateOn;
-/// The runtime layer's request guard, generic over the runtime: for a runtime value of your
-/// own (`LoadGuardOn<MyRuntime, S>`). [`LoadGuard`] is it on this crate's runtime.
-#[doc(no_inline)]
-pub use load_runtime::LoadGuard as LoadGuardOn;
-/// The operator's page of the runtime layer: render it from a guard and a gate.
-#[cfg(feature = "dashboard")]
-#[doc(no_inline)]
-pub use load_runtime::dashboard;
-#[cfg(feature = "http")]
-#[doc(no_inline)]
-pub use load_runtime::http_response;
-/// The Prometheus collector of the runtime layer (`load_runtime::prometheus`).
-#[cfg(feature = "prometheus")]
-#[doc(no_inline)]
-pub use load_runtime::prometheus::LoadCollector;
-#[doc(no_inline)]
-pub use load_runtime::{
-    AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse, Clock,
-    ClusterConfig, ClusterStatus, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
-    CpuPercent, CpuSample, CpuSource, CpuSourceKind, Decision, FailureCounter, FailurePolicy,
-    FixedSource, FromConfig, GateThreshold, Instant, LoadControl, ManualClock, Mode, NodeUrl,
-    Origin, Outcome, Pass, PendingPermit, ReadConfigError, RejectReason, Rejections, RequestPermit,
-    Role, Route, Runtime, ScriptedSource, Secret, Settings, SetupError, Sleep, Smoothing,
-    SourceError, SourceErrorKind, StaticFiles, Stats, StdClock, Text, Threshold, UrlError,
-    env_config, history, keys, monitor, read_config, read_config_with_env,
-};
+// The runtime layer's names a server uses, one list for every adapter (its generic guard and
+// gate are `LoadGuardOn` and `BackgroundGateOn`; `LoadGuard` and `BackgroundGate` below are
+// them on this runtime).
+load_runtime::adapter_exports!();
 
 #[cfg(feature = "opensearch")]
 pub use load_opensearch::{OpenSearchOptions, OpenSearchSource};

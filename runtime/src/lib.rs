@@ -44,3 +44,44 @@ pub use load_core::{
     Smoothing, SourceError, SourceErrorKind, StaticFiles, Stats, StdClock, Text, Threshold,
     UrlError, history, keys, monitor,
 };
+
+/// The runtime layer's names that every runtime adapter (`load-smol`, `load-async-std`,
+/// `load-tokio`) re-exports at its root, written once: each adapter calls it, and the
+/// adapter's own features (`dashboard`, `http`, `prometheus`) decide the optional names.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! adapter_exports {
+    () => {
+        /// The runtime layer's background gate, generic over the runtime. [`BackgroundGate`] is it
+        /// on this crate's runtime.
+        #[doc(no_inline)]
+        pub use $crate::BackgroundGate as BackgroundGateOn;
+        /// The runtime layer's request guard, generic over the runtime: for a runtime value of your
+        /// own (`LoadGuardOn<MyRuntime, S>`). [`LoadGuard`] is it on this crate's runtime.
+        #[doc(no_inline)]
+        pub use $crate::LoadGuard as LoadGuardOn;
+        /// The operator's page of the runtime layer: render it from a guard and a gate.
+        #[cfg(feature = "dashboard")]
+        #[doc(no_inline)]
+        pub use $crate::dashboard;
+        #[cfg(feature = "http")]
+        #[doc(no_inline)]
+        pub use $crate::http_response;
+        /// The Prometheus collector of the runtime layer (`$crate::prometheus`).
+        #[cfg(feature = "prometheus")]
+        #[doc(no_inline)]
+        pub use $crate::prometheus::LoadCollector;
+        #[doc(no_inline)]
+        pub use $crate::{
+            AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse,
+            Clock, ClusterConfig, ClusterStatus, ClusterUrls, Config, ConfigError, ConfigErrorKind,
+            ControlConfig, CpuPercent, CpuSample, CpuSource, CpuSourceKind, Decision,
+            FailureCounter, FailurePolicy, FixedSource, FromConfig, GateThreshold, Instant,
+            LoadControl, ManualClock, Mode, NodeUrl, Origin, Outcome, Pass, PendingPermit,
+            ReadConfigError, RejectReason, Rejections, RequestPermit, Role, Route, Runtime,
+            ScriptedSource, Secret, Settings, SetupError, Sleep, Smoothing, SourceError,
+            SourceErrorKind, StaticFiles, Stats, StdClock, Text, Threshold, UrlError, env_config,
+            history, keys, monitor, read_config, read_config_with_env,
+        };
+    };
+}
