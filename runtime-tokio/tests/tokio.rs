@@ -62,17 +62,9 @@ impl CpuSource for Dial {
     }
 }
 
-async fn eventually(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if condition() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+/// [`load_tests::eventually`] on the tokio runtime the test runs on.
+async fn eventually(timeout: Duration, condition: impl FnMut() -> bool) -> bool {
+    load_tests::eventually::<load_tokio::Tokio>(timeout, condition).await
 }
 
 /// Where the layer goes.
