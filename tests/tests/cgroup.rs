@@ -309,3 +309,34 @@ fn the_nearest_cpuset_up_the_hierarchy_applies() {
         "the pod's one CPU, under its quota of 2"
     );
 }
+
+/// Each sample says that the CPU is this service's own, over its whole CPUs: a quota's
+/// CPUs rounded up, the host's where it measures the host. The limit mode reads the
+/// service's requests in flight over them.
+#[test]
+fn samples_say_the_cpu_is_the_services_own_over_its_whole_cpus() {
+    use load_core::CpuSource;
+    let own = |kind, name: &str| {
+        let mut source = SystemSource::with_kind(kind, tree(name)).expect("source");
+        let sample = futures::executor::block_on(source.sample()).expect("sample");
+        (source.measures().whole_cpus(), sample.own_cores)
+    };
+    assert_eq!(
+        own(CpuSourceKind::Cgroup, "v2-quota"),
+        (2, Some(2)),
+        "1.5 CPUs"
+    );
+    assert_eq!(own(CpuSourceKind::Cgroup, "v1"), (1, Some(1)), "0.5 CPUs");
+    let (host, cores) = own(CpuSourceKind::Host, "v2-quota");
+    assert_eq!(cores, Some(host));
+    assert!(host >= 1);
+    assert_eq!(LocalCpu::Host { cpus: 0 }.whole_cpus(), 1);
+    assert_eq!(
+        LocalCpu::Cgroup {
+            version: CgroupVersion::V2,
+            cpus: 4.0
+        }
+        .whole_cpus(),
+        4
+    );
+}
