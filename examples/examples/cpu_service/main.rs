@@ -1,17 +1,25 @@
 //! A service limited by its own CPU, the case most users of load control have: each search
 //! costs `--work-ms` of real CPU (hashing, two thirds to four thirds of it by query), done
 //! off the async worker on tokio's blocking pool, behind the library's tower layer with this
-//! service's own CPU as the signal (`SystemSource`: its cgroup where it has one, else the
-//! host). The local loop (`bench/local_loop.sh`) runs it in a cpuset of one core.
+//! service's own CPU as the signal (`SystemSource`: its cgroup where that limits it below
+//! the host's CPUs, else the host). The local loop (`bench/local_loop.sh`) runs it in a
+//! cpuset of one core.
 //!
 //! ```text
 //! cargo run --release -p load-examples --example cpu_service -- \
 //!     [--config PATH] [--listen ADDR] [--work-ms MS] [--workers N] \
-//!     [--without-load-control | --concurrency-limit N]
+//!     [--without-load-control | --concurrency-limit N | --little-loadshedder MS | --bbr | --cpu-only]
 //! ```
+//!
+//! It serves `/search?q=...` (the work) and, behind the library's layer, `/admin/stats` (the
+//! guard's stats as JSON). At most one of the control flags; without one, the layer.
 //!
 //! - `--config PATH`: Fess's keys (`web.load.control`, `load.control.admission`, ...);
 //!   without it, Fess's defaults (web control off).
+//! - `--listen ADDR`: where to listen (default `127.0.0.1:8082`; port 0 picks one, and the
+//!   first line printed names it).
+//! - `--work-ms MS`: a search's mean CPU cost (default 3, at most 10 000).
+//! - `--workers N`: tokio's async workers (default 1, at most 1024).
 //! - `--without-load-control`: the same router without the layer.
 //! - `--concurrency-limit N`: instead of the layer, tower's `ConcurrencyLimit(N)` with
 //!   `LoadShed` in front (429 when N searches are in flight): a limit tuned by hand to the
@@ -143,6 +151,9 @@ struct Args {
     control: Control,
 }
 
+/// The largest `--concurrency-limit`: tokio's semaphore holds fewer permits than a `usize`.
+const MAX_CONCURRENCY_LIMIT: usize = 1_000_000;
+
 fn args() -> Result<Args, String> {
     let mut parsed = Args {
         config: Config::new(),
@@ -152,18 +163,21 @@ fn args() -> Result<Args, String> {
         control: Control::Layer,
     };
     let mut args = std::env::args().skip(1);
+    let mut chosen: Option<String> = None;
     while let Some(arg) = args.next() {
         let mut value = |what: &str| args.next().ok_or(format!("{arg} needs {what}"));
-        match arg.as_str() {
+        let control = match arg.as_str() {
             "--config" => {
                 let path = value("a path")?;
                 parsed.config = load_tokio::read_config(&path).map_err(|e| e.to_string())?;
+                None
             }
             "--listen" => {
                 let text = value("an address")?;
                 parsed.listen = text
                     .parse()
                     .map_err(|_| format!("--listen '{text}' is not an address"))?;
+                None
             }
             "--work-ms" => {
                 let text = value("milliseconds")?;
@@ -174,6 +188,7 @@ fn args() -> Result<Args, String> {
                     .ok_or(format!(
                         "--work-ms '{text}' is not a number of milliseconds in (0, 10000]"
                     ))?;
+                None
             }
             "--workers" => {
                 let text = value("a count")?;
@@ -182,10 +197,11 @@ fn args() -> Result<Args, String> {
                     .ok()
                     .filter(|n| (1..=1024).contains(n))
                     .ok_or(format!("--workers '{text}' is not a count in 1..=1024"))?;
+                None
             }
-            "--without-load-control" => parsed.control = Control::Off,
-            "--cpu-only" => parsed.control = Control::CpuOnly,
-            "--bbr" => parsed.control = Control::Bbr,
+            "--without-load-control" => Some(Control::Off),
+            "--cpu-only" => Some(Control::CpuOnly),
+            "--bbr" => Some(Control::Bbr),
             "--little-loadshedder" => {
                 let text = value("milliseconds")?;
                 let ms = text
@@ -195,20 +211,31 @@ fn args() -> Result<Args, String> {
                     .ok_or(format!(
                         "--little-loadshedder '{text}' is not a number of milliseconds in (0, 60000]"
                     ))?;
-                parsed.control = Control::LittleLoadshedder(Duration::from_secs_f64(ms / 1000.0));
+                Some(Control::LittleLoadshedder(Duration::from_secs_f64(
+                    ms / 1000.0,
+                )))
             }
             "--concurrency-limit" => {
                 let text = value("a count")?;
                 let limit = text
                     .parse::<usize>()
                     .ok()
-                    .filter(|n| *n >= 1)
+                    .filter(|n| (1..=MAX_CONCURRENCY_LIMIT).contains(n))
                     .ok_or(format!(
-                        "--concurrency-limit '{text}' is not a count of 1 or more"
+                        "--concurrency-limit '{text}' is not a count in 1..={MAX_CONCURRENCY_LIMIT}"
                     ))?;
-                parsed.control = Control::ConcurrencyLimit(limit);
+                Some(Control::ConcurrencyLimit(limit))
             }
             other => return Err(format!("unknown argument '{other}'")),
+        };
+        if let Some(control) = control {
+            if let Some(before) = &chosen {
+                return Err(format!(
+                    "{before} and {arg} both choose the control: give at most one"
+                ));
+            }
+            chosen = Some(arg);
+            parsed.control = control;
         }
     }
     Ok(parsed)
