@@ -133,9 +133,8 @@ pub fn spawn_search_server(
     config: &std::path::Path,
     args: &[&str],
 ) -> Result<(std::process::Child, std::net::SocketAddr), String> {
-    use std::io::BufRead;
     use std::process::{Command, Stdio};
-    let mut child = Command::new(binary)
+    let child = Command::new(binary)
         .args(["--listen", "127.0.0.1:0"])
         .args(args)
         .arg("--config")
@@ -146,6 +145,20 @@ pub fn spawn_search_server(
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| format!("cannot start {binary}: {e}"))?;
+    listening_on(child)
+}
+
+/// The address a server just started as `child` (its stdout piped) announces on its first
+/// line, `listening on http://ADDR` (anything after the address is ignored); `child` is
+/// killed and waited for when the line says otherwise.
+///
+/// # Errors
+///
+/// The first line cannot be read or names no address.
+pub fn listening_on(
+    mut child: std::process::Child,
+) -> Result<(std::process::Child, std::net::SocketAddr), String> {
+    use std::io::BufRead;
     let mut line = String::new();
     let read = child
         .stdout
@@ -159,6 +172,7 @@ pub fn spawn_search_server(
     let addr = read.and_then(|_| {
         line.trim()
             .strip_prefix("listening on http://")
+            .and_then(|rest| rest.split_whitespace().next())
             .and_then(|a| a.parse().ok())
             .ok_or_else(|| format!("unexpected first line: {line:?}"))
     });

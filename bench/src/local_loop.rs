@@ -22,7 +22,6 @@
 //!    `OUT_DIR/table.md`, everything in `OUT_DIR/local.json`.
 
 use std::fmt::Write as _;
-use std::io::BufRead;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -199,7 +198,7 @@ impl Local {
         let config = self.out.join(format!("{}.properties", mode.name()));
         std::fs::write(&config, mode.properties())
             .map_err(|e| format!("{}: {e}", config.display()))?;
-        let mut child = Command::new(&self.enter)
+        let child = Command::new(&self.enter)
             .arg(&self.service)
             .args(["--listen", "127.0.0.1:0", "--work-ms"])
             .arg(self.work_ms.to_string())
@@ -212,30 +211,9 @@ impl Local {
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", self.service.display()))?;
-        let mut line = String::new();
-        let read = child
-            .stdout
-            .take()
-            .ok_or_else(|| "no stdout".to_owned())
-            .and_then(|out| {
-                std::io::BufReader::new(out)
-                    .read_line(&mut line)
-                    .map_err(|e| e.to_string())
-            });
-        let addr = read.and_then(|_| {
-            line.trim()
-                .strip_prefix("listening on http://")
-                .and_then(|rest| rest.split_whitespace().next())
-                .and_then(|a| a.parse().ok())
-                .ok_or_else(|| format!("unexpected first line: {line:?}"))
-        });
-        let service = Service {
-            child,
-            addr: addr.unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0))),
-        };
-        if service.addr.port() == 0 {
-            return Err(format!("the service did not start: {line:?}"));
-        }
+        let (child, addr) = crate::listening_on(child)
+            .map_err(|e| format!("{} did not start: {e}", self.service.display()))?;
+        let service = Service { child, addr };
         Ok(service)
     }
 
