@@ -17,6 +17,9 @@ pub(crate) struct Counts {
     refused: Line,
     /// Completions in all (wrapping).
     completed: AtomicU32,
+    /// Requests counted out without a completion in all (wrapping): with the others, what
+    /// arrived ([`Counts::arrived`]).
+    abandoned: AtomicU32,
 }
 
 impl Counts {
@@ -25,6 +28,7 @@ impl Counts {
             inflight: Line(AtomicU32::new(0)),
             refused: Line(AtomicU32::new(0)),
             completed: AtomicU32::new(0),
+            abandoned: AtomicU32::new(0),
         }
     }
 
@@ -60,14 +64,25 @@ impl Counts {
         self.completed.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Counts a request out without a completion; whether one was in flight. With nothing
-    /// in flight (a ticket from another control) the count stays at zero instead of
-    /// wrapping to `u32::MAX`, which would reject everything from then on.
-    pub(crate) fn abandon(&self) -> bool {
+    /// Counts a request out; whether one was in flight. With nothing in flight (a ticket
+    /// from another control) the count stays at zero instead of wrapping to `u32::MAX`,
+    /// which would reject everything from then on. A completion is counted apart
+    /// ([`Counts::complete`]).
+    pub(crate) fn leave(&self) -> bool {
         self.inflight
             .0
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
             .is_ok()
+    }
+
+    /// Counts a request out without a completion (the client went away); whether one was
+    /// in flight.
+    pub(crate) fn abandon(&self) -> bool {
+        let left = self.leave();
+        if left {
+            self.abandoned.fetch_add(1, Ordering::Relaxed);
+        }
+        left
     }
 
     /// Requests in flight now.
@@ -84,6 +99,17 @@ impl Counts {
     pub(crate) fn completed(&self) -> u32 {
         self.completed.load(Ordering::Relaxed)
     }
+
+    /// Requests that arrived in all, admitted or refused (wrapping): in flight, completed,
+    /// abandoned and refused, each read once, so a request counted out between two reads
+    /// may be counted twice or not at all (an estimate, read once a bucket). In monitor
+    /// mode a would-be rejection is counted both refused and in flight.
+    pub(crate) fn arrived(&self) -> u32 {
+        self.in_flight()
+            .wrapping_add(self.completed())
+            .wrapping_add(self.abandoned.load(Ordering::Relaxed))
+            .wrapping_add(self.refused())
+    }
 }
 
 #[cfg(test)]
@@ -98,10 +124,17 @@ mod tests {
         assert!(!counts.try_enter(2), "at the limit");
         counts.refuse();
         assert_eq!((counts.in_flight(), counts.refused()), (2, 1));
-        assert!(counts.abandon());
+        assert_eq!(counts.arrived(), 3);
+        assert!(counts.leave());
         counts.complete();
         assert!(counts.abandon());
         assert!(!counts.abandon(), "nothing in flight: no wrap");
+        assert!(!counts.leave(), "nothing in flight: no wrap");
         assert_eq!((counts.in_flight(), counts.completed()), (0, 1));
+        assert_eq!(
+            counts.arrived(),
+            3,
+            "completed, abandoned and refused, each once"
+        );
     }
 }

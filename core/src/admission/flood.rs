@@ -1,7 +1,12 @@
 //! The flood bound: while a class is disarmed nothing bounds a request, but a load whose
 //! in-flight count keeps growing (a flood the cluster's CPU, reported a second late, has not
 //! seen yet) is bounded until the poll can arm the class. A burst is not a flood: it
-//! arrives at once and then drains.
+//! arrives at once and then drains; so a flood is demand, arrivals above the rate the front
+//! end received before, as well as growth, and the bound lets go at the first bucket whose
+//! arrivals are back to that rate. While a burst drains the in-flight count still grows
+//! where the cores share themselves among everything in flight (the burst and the ordinary
+//! requests after it complete together at its end), but the arrivals are the light
+//! traffic's again.
 
 use core::time::Duration;
 
@@ -43,6 +48,10 @@ pub(crate) struct Seen {
     pub(crate) epoch: u32,
     /// Requests in flight at its first completion.
     pub(crate) held: u32,
+    /// Requests that arrived in all, admitted or refused (wrapping).
+    pub(crate) arrived: u32,
+    /// When, in milliseconds of the clock (wrapping).
+    pub(crate) ms: u32,
     /// What a flood is measured against, in whole requests: what the front end held at
     /// the last poll that left its class unbounded ([`super::law::FloodBase::Quiet`]), or
     /// the cap of now.
@@ -65,6 +74,54 @@ pub(crate) struct Flood {
     hold: AtomicU32,
     /// The bound, in 1/256ths of a request, fixed when it engages.
     fine: AtomicU32,
+    /// Whether the arrivals were counted yet, when (in milliseconds), and how many had
+    /// arrived in all then: the start of the span the next rate is measured over.
+    counted: AtomicU32,
+    counted_ms: AtomicU32,
+    arrived: AtomicU32,
+    /// The rate a flood is measured against, in arrivals per bucket in 256ths (0: none
+    /// yet), as the last poll that left the class unbounded measured it
+    /// ([`super::step::Step::rate`]).
+    before: AtomicU32,
+}
+
+/// What the arrivals since the start of a span say of the demand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Demand {
+    /// Above the rate before by more than noise: a quarter of it and two requests a
+    /// bucket, over the span or a bucket, whichever is longer. Without a rate of at least
+    /// one request a bucket (a front end that received 0.4 a bucket and now receives 2.6 is
+    /// surging, within that noise), any arrivals are: growth alone says a flood.
+    Surge,
+    /// Within the noise over a span long enough to tell: at least [`SPAN_MS`], and long
+    /// enough for the rate before to bring [`TELLING`] requests (at most a second).
+    Calm,
+    /// Within the noise so far, over a span too short to tell.
+    Unknown,
+}
+
+/// Requests the rate before brings over a span that tells calm demand from a surge.
+const TELLING: u64 = 8;
+
+/// The least span, in milliseconds, that can tell the demand is calm, or measure a rate:
+/// half a bucket (looks come once a bucket, at its first completion, so two of them are
+/// less than a bucket apart as often as more).
+pub(crate) const SPAN_MS: u64 = BUCKET_MS / 2;
+
+/// What `arrivals` over `elapsed` ms say, against `before` a bucket (both in 256ths of a
+/// request).
+fn demand(arrivals: u64, elapsed: u64, before: u64) -> Demand {
+    if before < 256 {
+        return Demand::Surge;
+    }
+    let noise = (before + before / 4 + 2 * 256) * elapsed.max(BUCKET_MS) / BUCKET_MS;
+    if arrivals > noise {
+        Demand::Surge
+    } else if elapsed >= SPAN_MS.max((TELLING * 256 * BUCKET_MS / before).min(1_000)) {
+        Demand::Calm
+    } else {
+        Demand::Unknown
+    }
 }
 
 impl Flood {
@@ -77,7 +134,35 @@ impl Flood {
             engaged_at: AtomicU32::new(0),
             hold: AtomicU32::new(flood_hold(interval)),
             fine: AtomicU32::new(0),
+            counted: AtomicU32::new(0),
+            counted_ms: AtomicU32::new(0),
+            arrived: AtomicU32::new(0),
+            before: AtomicU32::new(0),
         }
+    }
+
+    /// The arrivals per bucket a flood is measured against, in 256ths.
+    #[cfg(test)]
+    pub(crate) fn rate_before(&self) -> u32 {
+        self.before.load(Ordering::Relaxed)
+    }
+
+    /// Where the span now started: when (in milliseconds of the clock, wrapping) and how
+    /// many had arrived in all then (`None`: no look yet). A poll measures the rate from
+    /// one such start to the next ([`super::step::Step::rate`]).
+    pub(crate) fn span(&self) -> Option<(u32, u32)> {
+        (self.counted.load(Ordering::Relaxed) != 0).then(|| {
+            (
+                self.counted_ms.load(Ordering::Relaxed),
+                self.arrived.load(Ordering::Relaxed),
+            )
+        })
+    }
+
+    /// The rate a flood is measured against from now on, in arrivals per bucket in
+    /// 256ths: a poll left the class unbounded.
+    pub(crate) fn set_rate(&self, rate: u32) {
+        self.before.store(rate, Ordering::Relaxed);
     }
 
     /// Whether the bound holds.
@@ -110,12 +195,43 @@ impl Flood {
         self.holding.store(0, Ordering::Relaxed);
     }
 
+    /// What the arrivals since the start of the span say ([`demand`]); a verdict other
+    /// than [`Demand::Unknown`] ends the span, and the next starts here. Looks come at a
+    /// bucket's first completion, which a queue delays, and two of them may be a
+    /// millisecond apart: a span goes on over as many looks as it takes to tell.
+    fn demand(&self, seen: &Seen) -> Demand {
+        if self.counted.swap(1, Ordering::Relaxed) == 0 {
+            self.counted_ms.store(seen.ms, Ordering::Relaxed);
+            self.arrived.store(seen.arrived, Ordering::Relaxed);
+            return Demand::Unknown;
+        }
+        let elapsed = seen
+            .ms
+            .wrapping_sub(self.counted_ms.load(Ordering::Relaxed));
+        let arrivals = seen
+            .arrived
+            .wrapping_sub(self.arrived.load(Ordering::Relaxed));
+        let verdict = demand(
+            u64::from(arrivals) * 256,
+            u64::from(elapsed),
+            u64::from(self.before.load(Ordering::Relaxed)),
+        );
+        if verdict != Demand::Unknown {
+            self.arrived.store(seen.arrived, Ordering::Relaxed);
+            self.counted_ms.store(seen.ms, Ordering::Relaxed);
+        }
+        verdict
+    }
+
     /// Once a bucket: a flood, while not capped, is an in-flight count that grew at each
-    /// of the last [`FLOOD_BUCKETS`] buckets by more than noise (2 plus a quarter of what
-    /// it is measured against, [`Seen::cap`]), and is above the ceiling of that or finds
-    /// the cluster `queueing`. It engages the bound at `base` (what the front end held
-    /// before it, in 256ths) doubled, or extends it; the bound holds for its hold after the
-    /// flood was last seen growing.
+    /// of the last [`FLOOD_BUCKETS`] looks by more than noise (2 plus a quarter of what it
+    /// is measured against, [`Seen::cap`]), with arrivals now a surge over the rate at the
+    /// last poll that left the class unbounded ([`Demand::Surge`]), and above the ceiling
+    /// of what it is measured against or finding the cluster `queueing`. It engages the
+    /// bound at `base` (what the front end held before it, in 256ths) doubled, or extends
+    /// it; the bound holds for its hold after the flood was last seen growing, and lets go
+    /// at the first look that finds the demand calm again ([`Demand::Calm`]: it was a
+    /// burst, or it went away).
     pub(crate) fn observe(
         &self,
         seen: &Seen,
@@ -127,7 +243,9 @@ impl Flood {
             held,
             cap,
             capped,
+            ..
         } = *seen;
+        let demand = self.demand(seen);
         let before = self.last_inflight.swap(held, Ordering::Relaxed);
         let growing = if held >= before.saturating_add(2 + cap / 4) {
             self.growing
@@ -137,12 +255,28 @@ impl Flood {
             self.growing.store(0, Ordering::Relaxed);
             0
         };
-        if !capped && growing >= FLOOD_BUCKETS && (held > ceiling(cap) || queueing()) {
-            if !self.holding() {
-                self.engaged_at.store(held, Ordering::Relaxed);
-                self.fine
-                    .store(base().saturating_mul(2).max(MIN_FINE), Ordering::Relaxed);
-            }
+        let was_holding = self.holding();
+        let flood = !capped
+            && growing >= FLOOD_BUCKETS
+            && demand == Demand::Surge
+            && (held > ceiling(cap) || queueing());
+        if flood && !was_holding {
+            // With a rate to measure the demand against, at least a whole request: one in
+            // flight completes, and its completion is the look that lets the bound go when
+            // the demand falls back.
+            let least = if self.before.load(Ordering::Relaxed) < 256 {
+                MIN_FINE
+            } else {
+                256
+            };
+            self.engaged_at.store(held, Ordering::Relaxed);
+            self.fine
+                .store(base().saturating_mul(2).max(least), Ordering::Relaxed);
+        } else if was_holding && !capped && demand == Demand::Calm {
+            // The demand is back to the rate before: it was a burst, or it went away.
+            self.until.store(0, Ordering::Relaxed);
+        }
+        if flood {
             let hold = self.hold.load(Ordering::Relaxed);
             self.until
                 .store(epoch.wrapping_add(hold), Ordering::Relaxed);

@@ -208,7 +208,7 @@ impl Limiter {
     /// Counts a request out that completed at `now`, admitted at `started` (`armed`: its
     /// class is armed now); the first completion of a new bucket recomputes the cap.
     pub(crate) fn leave(&self, started: Instant, now: Instant, armed: bool) {
-        if !self.counts.abandon() {
+        if !self.counts.leave() {
             return;
         }
         self.counts.complete();
@@ -341,6 +341,8 @@ impl Limiter {
         let seen = Seen {
             epoch,
             held,
+            arrived: self.counts.arrived(),
+            ms: now.as_millis() as u32,
             cap: if self.law.flood != FloodBase::Now {
                 (quiet >> 8).max(1)
             } else {
@@ -392,6 +394,7 @@ impl Limiter {
                 mean_fine: self.mean.load(Ordering::Relaxed),
                 fine: self.fine.load(Ordering::Relaxed),
                 flooding: self.flooding(),
+                span: self.flood.span(),
             };
             let step = self.law.step(&cell.get(), &poll);
             cell.set(step.state);
@@ -405,6 +408,9 @@ impl Limiter {
             }
             if let Some(quiet) = step.quiet {
                 self.quiet.store(quiet, Ordering::Relaxed);
+            }
+            if let Some(rate) = step.rate {
+                self.flood.set_rate(rate);
             }
             if step.learned {
                 self.learned.store(1, Ordering::Relaxed);

@@ -197,12 +197,67 @@ fn a_growing_load_is_a_flood_and_a_burst_is_not() {
         panic!("no flood bound");
     };
     assert!(limit < 50, "bounded: {limit}");
-    // It holds for 3 s after the last growth, then lapses.
-    limiter.leave(ms(5_000), ms(5_200), false);
-    assert!(limiter.flooding());
-    limiter.leave(ms(5_600), ms(5_600), false);
-    assert!(!limiter.flooding());
-    assert_eq!(limiter.bound(false, Some(ms(5_700))), Bound::None);
+    // While the demand goes on (refused at the bound) it holds, for 3 s after the last
+    // growth, then lapses.
+    let demand = |bucket: u64, arrivals: u32| {
+        for _ in 0..arrivals {
+            let now = ms(bucket * 100 + 10);
+            if limiter.try_enter(limiter.bound(false, Some(now)).limit()) {
+                limiter.leave(now, now + Duration::from_millis(1), false);
+            } else {
+                limiter.refuse();
+            }
+        }
+        limiter.leave(ms(bucket * 100 - 50), ms(bucket * 100), false);
+    };
+    for bucket in 25..54 {
+        demand(bucket, 40);
+        assert!(limiter.flooding(), "at {bucket}: {}", limiter.in_flight());
+    }
+    demand(54, 40);
+    assert!(!limiter.flooding(), "lapsed");
+    assert_eq!(limiter.bound(false, Some(ms(5_450))), Bound::None);
+}
+
+/// The flood bound lets go at the first look whose arrivals are back to the rate before
+/// the flood: the demand was a burst that straddled two buckets, or it went away.
+#[test]
+fn the_flood_bound_lets_go_when_the_demand_falls_back() {
+    let limiter = Limiter::new(2, SECOND, Law::DEFAULT);
+    limiter.on_poll(false, 20, busy(300), None);
+    // Light load: 10 a bucket, answered within it.
+    let light = |bucket: u64| {
+        for n in 0..10 {
+            let at = bucket * 100 + n * 10;
+            limiter.enter();
+            limiter.leave(ms(at), ms(at + 5), false);
+        }
+    };
+    // Two polls a second apart, the class unbounded: the arrivals between them are the rate
+    // a flood is measured against.
+    for bucket in 0..20 {
+        light(bucket);
+        if bucket % 10 == 9 {
+            limiter.on_poll(false, 20, busy(300), None);
+        }
+    }
+    let rate = limiter.flood.rate_before();
+    assert!(
+        (9 * 256..=10 * 256).contains(&rate),
+        "about 10 a bucket: {rate}"
+    );
+    // A flood: 40 more a bucket, 10 answered.
+    for bucket in 20..23 {
+        for _ in 0..40 {
+            limiter.enter();
+        }
+        light(bucket);
+    }
+    assert!(limiter.flooding(), "in flight: {}", limiter.in_flight());
+    // Light load again, the flood's requests still in flight: released at the first look.
+    light(23);
+    assert!(!limiter.flooding(), "released");
+    assert_eq!(limiter.bound(false, Some(ms(2_350))), Bound::None);
 }
 
 /// A surge's completions come late (the cluster queues it): watched at every request, the

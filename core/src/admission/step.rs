@@ -12,7 +12,9 @@
 //! requests will see: the cap, the flood bound released, the cap learnt.
 
 use super::cap::{MIN_FINE, ceiling};
+use super::flood::SPAN_MS;
 use super::law::{FloodBase, Law, Start};
+use super::window::BUCKET_MS;
 use crate::node_stats::SearchPool;
 
 /// Polls in a row without the search pool that keep the fleet law as it was (the cap
@@ -43,6 +45,9 @@ pub(crate) struct PollState {
     /// The share of this front end's demand refused between the last two polls that took
     /// the counts, in percent.
     pub(crate) refused_percent: u8,
+    /// The start of the flood bound's span the last poll found ([`Poll::span`]): the
+    /// arrivals since are measured from it.
+    pub(crate) span: Option<(u32, u32)>,
 }
 
 impl PollState {
@@ -57,6 +62,7 @@ impl PollState {
         completed_seen: 0,
         refused_seen: 0,
         refused_percent: 0,
+        span: None,
     };
 }
 
@@ -85,6 +91,9 @@ pub(crate) struct Poll {
     pub(crate) fine: u32,
     /// Whether the flood bound holds.
     pub(crate) flooding: bool,
+    /// The start of the flood bound's span now: when (in milliseconds of the clock,
+    /// wrapping) and how many requests had arrived in all then (`None`: no look yet).
+    pub(crate) span: Option<(u32, u32)>,
 }
 
 /// What a poll changes.
@@ -102,6 +111,10 @@ pub(crate) struct Step {
     /// the front end holds at a poll that leaves its class unbounded
     /// ([`FloodBase::Quiet`]).
     pub(crate) quiet: Option<u32>,
+    /// The arrivals per bucket a flood is measured against from now on, in 256ths (`None`:
+    /// as it was): what the front end received since the last poll, taken at a poll that
+    /// leaves the class unbounded as what it holds is, and without a pool at any such poll.
+    pub(crate) rate: Option<u32>,
 }
 
 /// The busiest node's tasks per core, run and waiting: on average since the last poll,
@@ -143,8 +156,9 @@ impl Law {
     ///    learns the cap from completions alone (the poll takes the counts, and the cap is
     ///    left to the window).
     /// 3. Unbounded (disarmed, no flood), the cap is the window's, and what the front end
-    ///    holds (that cap, the mean in flight or the recent peak, whichever is more) is what
-    ///    a flood is measured against until the next such poll, if the busiest node is at
+    ///    holds (that cap, the mean in flight or the recent peak, whichever is more) and
+    ///    the arrivals per bucket it receives are what a flood is measured against until
+    ///    the next such poll (the arrivals also without a pool), if the busiest node is at
     ///    or below the operating point on average and now ([`FloodBase::Below`]: a poll
     ///    before the CPU armed a surge finds the node queueing, and keeps what the front
     ///    end held before it).
@@ -167,12 +181,33 @@ impl Law {
     ///    the recent peak; never below [`MIN_FINE`].
     pub(crate) fn step(&self, before: &PollState, poll: &Poll) -> Step {
         let mut state = *before;
+        // The arrivals per bucket since the last poll's span start, over at least half a
+        // bucket (else the start stays, and the next poll measures from it).
+        let rate = match (before.span, poll.span) {
+            (Some((from_ms, from)), Some((ms, arrived))) => {
+                let elapsed = u64::from(ms.wrapping_sub(from_ms));
+                if elapsed < SPAN_MS {
+                    None
+                } else {
+                    state.span = poll.span;
+                    let per_bucket =
+                        u64::from(arrived.wrapping_sub(from)) * 256 * BUCKET_MS / elapsed;
+                    Some(u32::try_from(per_bucket).unwrap_or(u32::MAX))
+                }
+            }
+            (None, span) => {
+                state.span = span;
+                None
+            }
+            (Some(_), None) => None,
+        };
         let unchanged = |state: PollState| Step {
             state,
             fine: None,
             release: false,
             learned: false,
             quiet: None,
+            rate: None,
         };
         // What the front end holds, for a poll that leaves its class unbounded: the cap,
         // the mean in flight or the recent peak, whichever is more.
@@ -227,7 +262,10 @@ impl Law {
         let bounded = poll.armed || poll.flooding;
         state.bounded = bounded;
         let Some(pool) = pool else {
-            return unchanged(state);
+            return Step {
+                rate: rate.filter(|_| !bounded && self.flood != FloodBase::Now),
+                ..unchanged(state)
+            };
         };
 
         let law = self.on_cores(pool.cores());
@@ -248,6 +286,7 @@ impl Law {
         if !bounded {
             return Step {
                 quiet,
+                rate: rate.filter(|_| quiet.is_some()),
                 ..unchanged(state)
             };
         }
@@ -265,6 +304,7 @@ impl Law {
             return Step {
                 release,
                 quiet,
+                rate: rate.filter(|_| quiet.is_some()),
                 ..unchanged(state)
             };
         }
@@ -306,6 +346,7 @@ impl Law {
                 release,
                 learned: true,
                 quiet: None,
+                rate: None,
             };
         }
 
@@ -340,6 +381,7 @@ impl Law {
             release: false,
             learned: true,
             quiet: None,
+            rate: None,
         }
     }
 }

@@ -37,6 +37,7 @@ fn poll(armed: bool, cpu: u8, pool: Option<SearchPool>, fine: u32) -> Poll {
         mean_fine: 0,
         fine,
         flooding: false,
+        span: None,
     }
 }
 
@@ -425,6 +426,10 @@ proptest::proptest! {
         mean_fine in 0u32..200 * 256,
         fine in 32u32..100 * 256,
         smoothed in proptest::option::of(0u32..100_000),
+        spans in (
+            proptest::option::of((proptest::prelude::any::<u32>(), proptest::prelude::any::<u32>())),
+            proptest::option::of((proptest::prelude::any::<u32>(), proptest::prelude::any::<u32>())),
+        ),
     ) {
         let before = PollState {
             cpu_milli: smoothed,
@@ -436,6 +441,7 @@ proptest::proptest! {
             completed_seen: seen.0,
             refused_seen: seen.1,
             refused_percent: 0,
+            span: None,
         };
         let (active, queue, active_milli, queue_milli) = pool;
         let pool = SearchPool::new(threads, active.min(threads), queue)
@@ -452,7 +458,9 @@ proptest::proptest! {
             mean_fine,
             fine,
             flooding,
+            span: spans.1,
         };
+        let before = PollState { span: spans.0, ..before };
         for law in [Law::DEFAULT, Law::ARRIVALS] {
             let step = law.step(&before, &poll);
             if let Some(next) = step.fine {
@@ -545,4 +553,64 @@ fn own_cores_stand_for_the_pool_a_machine_has_not() {
     .1;
     let node_only = run(&[loaded(node(1_000), None), later(loaded(node(1_000), None))]).1;
     assert_eq!(both[1].fine, node_only[1].fine, "a node's pool wins");
+}
+
+/// A poll that leaves the class unbounded measures the arrivals per bucket since the last
+/// poll's span start, over the clock's wrap too; a span under half a bucket measures
+/// nothing and keeps its start; a poll that bounds the class keeps the rate as it was.
+#[test]
+fn a_poll_measures_the_rate_a_flood_is_measured_against() {
+    let idle = Some(SearchPool::new(2, 0, 0).with_means(0, 0));
+    let first = Law::DEFAULT.step(
+        &PollState::NEW,
+        &Poll {
+            span: Some((1_000, 100)),
+            ..poll(false, 20, idle, 256)
+        },
+    );
+    assert_eq!((first.rate, first.state.span), (None, Some((1_000, 100))));
+    let second = Law::DEFAULT.step(
+        &first.state,
+        &Poll {
+            span: Some((2_000, 200)),
+            ..poll(false, 20, idle, 256)
+        },
+    );
+    assert_eq!(
+        second.rate,
+        Some(10 * 256),
+        "100 arrivals over 1 s: 10 a bucket"
+    );
+    let wrapped = Law::DEFAULT.step(
+        &PollState {
+            span: Some((u32::MAX - 499, u32::MAX - 9)),
+            ..first.state
+        },
+        &Poll {
+            span: Some((500, 90)),
+            ..poll(false, 20, idle, 256)
+        },
+    );
+    assert_eq!(wrapped.rate, Some(10 * 256), "across the wrap");
+    let short = Law::DEFAULT.step(
+        &second.state,
+        &Poll {
+            span: Some((2_040, 300)),
+            ..poll(false, 20, idle, 256)
+        },
+    );
+    assert_eq!((short.rate, short.state.span), (None, Some((2_000, 200))));
+    let bounded = Law::DEFAULT.step(
+        &second.state,
+        &Poll {
+            span: Some((3_000, 400)),
+            ..poll(true, 99, idle, 256)
+        },
+    );
+    assert_eq!(bounded.rate, None, "armed: the rate stays");
+    assert_eq!(
+        bounded.state.span,
+        Some((3_000, 400)),
+        "measured from here on"
+    );
 }
