@@ -10,6 +10,8 @@
 # the build.
 #
 #   bash bench/local_loop.sh [--work-ms MS]    # results in bench/local-loop/
+#   bash bench/local_loop.sh --bursts 5        # the burst test alone, 5 rounds a mode:
+#                                              # bench/local-loop/bursts.{md,json}, ~3 minutes
 #
 # The service starts in a cgroup-v1 cpuset of the last CPU and a cpuacct group of its own
 # (/sys/fs/cgroup/{cpuset,cpuacct}/load-control-service), so that `SystemSource` reads the
@@ -19,11 +21,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=(--work-ms 3)
-case "${1:-}" in
-  --work-ms) work=(--work-ms "${2:?--work-ms needs milliseconds}") ;;
-  "") ;;
-  *) echo "usage: $0 [--work-ms MS]" >&2; exit 2 ;;
-esac
+extra=()
+while (($#)); do
+  case "$1" in
+    --work-ms) work=(--work-ms "${2:?--work-ms needs milliseconds}"); shift 2 ;;
+    --bursts) extra=(--bursts "${2:?--bursts needs a count of rounds}"); shift 2 ;;
+    *) echo "usage: $0 [--work-ms MS] [--bursts ROUNDS]" >&2; exit 2 ;;
+  esac
+done
 cpus="$(nproc)"
 if ((cpus < 2)) || [[ "$(id -u)" != 0 ]]; then
   echo "the local loop puts the service on a CPU of its own: it needs root and 2 CPUs or more" \
@@ -71,4 +76,4 @@ chmod +x "$enter"
 echo "the service on CPU $service_cpu; this run and the generator on CPUs 0-$((cpus - 2))" >&2
 mkdir -p "$out"
 taskset -c "0-$((cpus - 2))" "$target_dir/release/local_loop" "$enter" \
-  "$target_dir/release/examples/cpu_service" "$out" "${work[@]}"
+  "$target_dir/release/examples/cpu_service" "$out" "${work[@]}" "${extra[@]}"

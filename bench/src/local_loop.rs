@@ -159,6 +159,8 @@ struct Local {
     origin: Instant,
     /// Ten times the light-load p50, in ms, once measured: the latency-target peer's target.
     target_ms: std::cell::Cell<f64>,
+    /// The last service's `/admin/stats` at the end of its load (`None`: it has none).
+    stats: std::cell::RefCell<Option<Value>>,
 }
 
 /// Runs the local loop: `ENTER SERVICE OUT_DIR [--work-ms MS]`, ENTER a command that runs
@@ -169,17 +171,33 @@ struct Local {
 /// Bad arguments, a service that does not start, or an output that cannot be written.
 pub fn run(args: &[String]) -> Result<(), String> {
     let [enter, service, out, rest @ ..] = args else {
-        return Err("usage: local_loop ENTER SERVICE OUT_DIR [--work-ms MS]".to_owned());
+        return Err(
+            "usage: local_loop ENTER SERVICE OUT_DIR [--work-ms MS] [--bursts ROUNDS]".to_owned(),
+        );
     };
-    let work_ms = match rest {
-        [] => 3.0,
-        [flag, value] if flag == "--work-ms" => value
-            .parse::<f64>()
-            .ok()
-            .filter(|ms| ms.is_finite() && *ms > 0.0)
-            .ok_or(format!("--work-ms '{value}' is not a positive number"))?,
-        _ => return Err(format!("unexpected arguments: {rest:?}")),
-    };
+    let mut work_ms = 3.0;
+    let mut bursts = None;
+    for pair in rest.chunks(2) {
+        match pair {
+            [flag, value] if flag == "--work-ms" => {
+                work_ms = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|ms| ms.is_finite() && *ms > 0.0)
+                    .ok_or(format!("--work-ms '{value}' is not a positive number"))?;
+            }
+            [flag, value] if flag == "--bursts" => {
+                bursts = Some(
+                    value
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|n| (1..=100).contains(n))
+                        .ok_or(format!("--bursts '{value}' is not a count from 1 to 100"))?,
+                );
+            }
+            _ => return Err(format!("unexpected arguments: {rest:?}")),
+        }
+    }
     let local = Local {
         enter: enter.into(),
         service: service.into(),
@@ -188,9 +206,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
         queries: Queries::new(Corpus::new(1000), 3),
         origin: Instant::now(),
         target_ms: std::cell::Cell::new(0.0),
+        stats: std::cell::RefCell::new(None),
     };
     std::fs::create_dir_all(&local.out).map_err(|e| format!("{}: {e}", local.out.display()))?;
-    local.run()
+    match bursts {
+        Some(rounds) => local.bursts(rounds),
+        None => local.run(),
+    }
 }
 
 impl Local {
@@ -240,6 +262,8 @@ impl Local {
         let began = Instant::now();
         let sent = generator::offer_load(&self.queries, &load);
         let cpu = (service.cpu_seconds() - cpu_before) / began.elapsed().as_secs_f64() * 100.0;
+        *self.stats.borrow_mut() =
+            crate::closed_loop::client::get_json(service.addr, "/admin/stats");
         let counted = sent
             .into_iter()
             .filter(|s| s.due.as_secs_f64() >= counted_from)
@@ -308,8 +332,14 @@ impl Local {
         Ok(served)
     }
 
-    /// The burst requests answered 429, of how many, and the other requests answered 429.
-    fn burst_test(&self, mode: Mode, rate: f64) -> Result<(usize, usize, usize), String> {
+    /// The burst requests answered 429, of how many, the other requests answered 429, and
+    /// the requests the flood bound refused, by the service's own count (`None`: a mode
+    /// without the library's stats).
+    fn burst_test(
+        &self,
+        mode: Mode,
+        rate: f64,
+    ) -> Result<(usize, usize, usize, Option<u64>), String> {
         let phases = [
             Phase {
                 rate: rate * 0.25,
@@ -339,12 +369,31 @@ impl Local {
             .iter()
             .filter(|s| !s.burst && matches!(s.outcome, Outcome::Answered(429, _)))
             .count();
+        let refused_at: Vec<f64> = sent
+            .iter()
+            .filter(|s| !s.burst && matches!(s.outcome, Outcome::Answered(429, _)))
+            .map(|s| s.due.as_secs_f64())
+            .collect();
+        if let (Some(first), Some(last)) = (refused_at.first(), refused_at.last()) {
+            eprintln!(
+                "{} burst test: the other requests answered 429 were due {first:.2} s to {last:.2} s \
+                 (bursts at 2 s and 8 s)",
+                mode.name()
+            );
+        }
+        let flood = self
+            .stats
+            .borrow()
+            .as_ref()
+            .and_then(|stats| stats["admission"]["rejected_flood"].as_u64());
         eprintln!(
-            "{} burst test: {refused} of {} burst requests answered 429, {others_refused} others",
+            "{} burst test: {refused} of {} burst requests answered 429, {others_refused} others \
+             (the flood bound's: {})",
             mode.name(),
-            in_burst.len()
+            in_burst.len(),
+            flood.map_or("-".to_owned(), |n| n.to_string())
         );
-        Ok((refused, in_burst.len(), others_refused))
+        Ok((refused, in_burst.len(), others_refused, flood))
     }
 
     /// The step test of `mode`: the admitted p99 (ms) at 0.5x from 2 s on, in the first 5 s
@@ -388,6 +437,63 @@ impl Local {
             test.back_in
         );
         Ok(test)
+    }
+
+    /// The burst test alone, `rounds` times for each mode of the limit mode's (on the
+    /// service's own load, and on its CPU alone), alternating: `bursts.md` and
+    /// `bursts.json` in the output directory.
+    fn bursts(&self, rounds: u32) -> Result<(), String> {
+        let capacity = self.capacity()?;
+        let rate = capacity * ONE_X_SHARE;
+        eprintln!("1x = {rate:.0} requests/s");
+        let modes = [Mode::Limit, Mode::LimitCpuOnly];
+        let mut runs = Vec::new();
+        for round in 0..rounds {
+            for mode in modes {
+                let (refused, of, others, flood) = self.burst_test(mode, rate)?;
+                runs.push(json!({
+                    "round": round + 1, "mode": mode.name(), "refused": refused, "of": of,
+                    "others_refused": others, "flood_refused": flood,
+                }));
+            }
+        }
+        let mut table = format!(
+            "Burst tests alone (`bash bench/local_loop.sh --bursts {rounds}`): the service of \
+             the local loop ({:.1} ms of CPU a request), 1x = {rate:.0} requests/s; each test \
+             0.25x for 4 s, a burst of {BURST} sent at once at 2 s, 4 s of quiet, a burst at 8 s \
+             and 0.25x for 4 s, on a fresh service.\n\n\
+             | mode | burst requests answered 429, each round | other requests answered 429 | \
+             of all 429s, the flood bound's |\n|---|---|---|---|\n",
+            self.work_ms
+        );
+        for mode in modes {
+            let of_mode: Vec<&Value> = runs.iter().filter(|r| r["mode"] == mode.name()).collect();
+            let column = |key: &str| {
+                of_mode
+                    .iter()
+                    .map(|r| r[key].as_u64().map_or("-".to_owned(), |n| n.to_string()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let _ = writeln!(
+                table,
+                "| {} | {} | {} | {} |",
+                mode.name(),
+                column("refused"),
+                column("others_refused"),
+                column("flood_refused")
+            );
+        }
+        print!("{table}");
+        let path = self.out.join("bursts.md");
+        std::fs::write(&path, &table).map_err(|e| format!("{}: {e}", path.display()))?;
+        let path = self.out.join("bursts.json");
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&json!({"rate_1x": rate, "runs": runs}))
+                .map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))
     }
 
     fn run(&self) -> Result<(), String> {
@@ -441,7 +547,7 @@ impl Local {
                 let burst = bursts
                     .iter()
                     .find(|(m, _)| *m == mode)
-                    .map(|(_, (refused, of, _))| (*refused, *of));
+                    .map(|(_, (refused, of, _, _))| (*refused, *of));
                 (
                     mode.name(),
                     Figures::of(mode.name(), &steps, slo, &base, burst),
@@ -465,10 +571,14 @@ impl Local {
         table.push_str(&short::verdict_table(&figures, &base));
         let _ = writeln!(
             table,
-            "\nOther requests of the burst tests (0.25x around the bursts) answered 429: {}.\n",
+            "\nOther requests of the burst tests (0.25x around the bursts) answered 429 (of all \
+             429s of the test, the flood bound's, by the service's count): {}.\n",
             bursts
                 .iter()
-                .map(|(mode, (_, _, others))| format!("{} {others}", mode.name()))
+                .map(|(mode, (_, _, others, flood))| match flood {
+                    Some(flood) => format!("{} {others} ({flood})", mode.name()),
+                    None => format!("{} {others}", mode.name()),
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -497,7 +607,7 @@ impl Local {
             })).collect::<Vec<Value>>(),
             "bursts": bursts
                 .iter()
-                .map(|(m, (r, n, o))| json!({"mode": m.name(), "refused": r, "of": n, "others_refused": o}))
+                .map(|(m, (r, n, o, f))| json!({"mode": m.name(), "refused": r, "of": n, "others_refused": o, "flood_refused": f}))
                 .collect::<Vec<Value>>(),
         });
         let path = self.out.join("local.json");
