@@ -395,9 +395,21 @@ struct Through {
 /// `per` ms of a core, drained as `drain` says; the light traffic goes on through it and
 /// for 3 s after. Polls once a second at `cpu` %, with a node's `pool`, or a machine's
 /// `own` cores, or neither.
-#[allow(clippy::too_many_arguments)]
 fn through_a_burst(
+    light: (u64, u64, u64, u64),
+    burst: (u64, u64, u64, Drain),
+    cpu: u8,
+    pool: Option<SearchPool>,
+    own: Option<u32>,
+) -> Through {
+    through_a_burst_after(light, 0, burst, cpu, pool, own)
+}
+
+/// [`through_a_burst`] with `quiet` ms without any request before the burst (the light
+/// traffic's warm-up and offset in ms here, `warm` ms).
+fn through_a_burst_after(
     (rate, latency, warm, offset): (u64, u64, u64, u64),
+    quiet: u64,
     (burst, spread, per, drain): (u64, u64, u64, Drain),
     cpu: u8,
     pool: Option<SearchPool>,
@@ -412,8 +424,9 @@ fn through_a_burst(
     };
     poll(&control, &clock);
     let step = 1_000 / rate;
-    let begins = warm * 1_000 + offset;
+    let begins = warm * 1_000 + offset + quiet;
     let ends = begins + spread + burst * per;
+    let silent = (begins - quiet)..begins;
     let mut through = Through {
         refused: Vec::new(),
         flooding: Vec::new(),
@@ -428,7 +441,7 @@ fn through_a_burst(
             poll(&control, &clock);
         }
         let mut arrivals = Vec::new();
-        if ms % step == 0 {
+        if ms % step == 0 && !silent.contains(&ms) {
             let answered = match drain {
                 Drain::Shared if (begins..ends).contains(&ms) => ends.max(ms + latency),
                 _ => ms + latency,
@@ -508,6 +521,8 @@ proptest::proptest! {
         cpu in 0u8..70,
         (pool, own) in sources(),
     ) {
+        // A machine's own cores serve the light traffic: its latency is their work.
+        proptest::prop_assume!(own.is_none_or(|cores| rate * latency <= 750 * u64::from(cores)));
         let through = through_a_burst((rate, latency, warm, offset), (burst, spread, per, drain), cpu, pool, own);
         let late = through.ends + telling(rate);
         proptest::prop_assert!(
@@ -538,11 +553,55 @@ proptest::proptest! {
         cpu in 0u8..70,
         (pool, own) in sources(),
     ) {
+        // A machine's own cores serve the light traffic: its latency is their work.
+        proptest::prop_assume!(own.is_none_or(|cores| rate * latency <= 750 * u64::from(cores)));
         let through = through_a_burst((rate, latency, warm, offset), (burst, spread, per, drain), cpu, pool, own);
         let late = through.ends + telling(rate);
         proptest::prop_assert!(
             !through.refused.iter().any(|(ms, _)| *ms >= late),
             "refused {:?} (burst {}..{} ms)", through.refused, through.begins, through.ends
+        );
+        proptest::prop_assert!(
+            !through.flooding.iter().any(|ms| *ms >= late),
+            "the flood bound still held at {:?} (burst {}..{} ms)",
+            through.flooding.last(), through.begins, through.ends
+        );
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// On a machine whose CPU is the front end's own, demand is measured against what its
+    /// cores serve (its cores over the least latency): a burst sent at once is told from a
+    /// flood even where no rate before is known, in a fresh front end's first second or
+    /// after a quiet spell (the local loop's burst test: a fresh service's burst at 2 s, and
+    /// one after 4 s of quiet). As long as the light traffic is within what the cores serve,
+    /// nothing is refused but where a look splits the burst (then as in
+    /// `ordinary_traffic_through_a_burst_is_refused_at_most_for_a_look`).
+    #[test]
+    fn on_its_own_cores_a_burst_after_quiet_or_on_a_fresh_front_end_is_told_from_a_flood(
+        rate in 20u64..150,
+        latency in 1u64..20,
+        warm_ms in 200u64..3_000,
+        quiet in proptest::prop_oneof![proptest::strategy::Just(0u64), 0u64..6_000],
+        burst in 10u64..200,
+        spread in 0u64..5,
+        per in 1u64..5,
+        drain in drains(),
+        cpu in 0u8..70,
+        cores in 1u32..=4,
+    ) {
+        proptest::prop_assume!(rate * latency <= 750 * u64::from(cores));
+        let through = through_a_burst_after(
+            (rate, latency, 0, warm_ms), quiet, (burst, spread, per, drain), cpu, None, Some(cores),
+        );
+        let late = through.ends + telling(rate);
+        proptest::prop_assert!(
+            !through.refused.iter().any(|(ms, what)| *what == "burst" || *ms >= late)
+                && through.refused.len() as u64 <= rate * telling(rate) / 1_000 + 1,
+            "refused {:?}, the flood bound from {:?} (burst {}..{} ms)",
+            through.refused, through.flooding.first(), through.begins, through.ends
         );
         proptest::prop_assert!(
             !through.flooding.iter().any(|ms| *ms >= late),

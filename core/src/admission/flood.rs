@@ -52,6 +52,10 @@ pub(crate) struct Seen {
     pub(crate) arrived: u32,
     /// When, in milliseconds of the clock (wrapping).
     pub(crate) ms: u32,
+    /// What a machine whose CPU is the front end's own serves in a bucket, in 256ths of a
+    /// request (`None`: not its own CPU, or not known yet): demand is measured against it
+    /// instead of the rate before.
+    pub(crate) capacity: Option<u32>,
     /// What a flood is measured against, in whole requests: what the front end held at
     /// the last poll that left its class unbounded ([`super::law::FloodBase::Quiet`]), or
     /// the cap of now.
@@ -114,10 +118,27 @@ fn demand(arrivals: u64, elapsed: u64, before: u64) -> Demand {
     if before < 256 {
         return Demand::Surge;
     }
-    let noise = (before + before / 4 + 2 * 256) * elapsed.max(BUCKET_MS) / BUCKET_MS;
+    let noise = (before + before / 4 + 2 * 256).saturating_mul(elapsed.max(BUCKET_MS)) / BUCKET_MS;
     if arrivals > noise {
         Demand::Surge
     } else if elapsed >= SPAN_MS.max((TELLING * 256 * BUCKET_MS / before).min(1_000)) {
+        Demand::Calm
+    } else {
+        Demand::Unknown
+    }
+}
+
+/// What `arrivals` over `elapsed` ms say on a machine whose CPU is the front end's own and
+/// serves `capacity` a bucket (both in 256ths of a request): a surge is more than its cores
+/// serve (by a quarter and two requests, as noise), whatever the demand before, so that a
+/// burst after a quiet spell, or in a fresh front end's first second, is told from a flood
+/// too; anything less is calm over half a bucket.
+fn demand_within(arrivals: u64, elapsed: u64, capacity: u64) -> Demand {
+    let noise =
+        (capacity + capacity / 4 + 2 * 256).saturating_mul(elapsed.max(BUCKET_MS)) / BUCKET_MS;
+    if arrivals > noise {
+        Demand::Surge
+    } else if elapsed >= SPAN_MS {
         Demand::Calm
     } else {
         Demand::Unknown
@@ -211,11 +232,15 @@ impl Flood {
         let arrivals = seen
             .arrived
             .wrapping_sub(self.arrived.load(Ordering::Relaxed));
-        let verdict = demand(
-            u64::from(arrivals) * 256,
-            u64::from(elapsed),
-            u64::from(self.before.load(Ordering::Relaxed)),
-        );
+        let (arrivals, elapsed) = (u64::from(arrivals) * 256, u64::from(elapsed));
+        let verdict = match seen.capacity {
+            Some(capacity) => demand_within(arrivals, elapsed, u64::from(capacity)),
+            None => demand(
+                arrivals,
+                elapsed,
+                u64::from(self.before.load(Ordering::Relaxed)),
+            ),
+        };
         if verdict != Demand::Unknown {
             self.arrived.store(seen.arrived, Ordering::Relaxed);
             self.counted_ms.store(seen.ms, Ordering::Relaxed);
@@ -264,7 +289,7 @@ impl Flood {
             // With a rate to measure the demand against, at least a whole request: one in
             // flight completes, and its completion is the look that lets the bound go when
             // the demand falls back.
-            let least = if self.before.load(Ordering::Relaxed) < 256 {
+            let least = if seen.capacity.is_none() && self.before.load(Ordering::Relaxed) < 256 {
                 MIN_FINE
             } else {
                 256
@@ -290,6 +315,71 @@ impl Flood {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Against the rate before: unknown below a request a bucket, a surge beyond a quarter
+    /// and two requests, calm over a span that brings 8 at that rate. Against what a
+    /// machine's cores serve: a surge beyond it by as much, calm over half a bucket.
+    #[test]
+    fn demand_is_told_against_the_rate_before_or_what_the_cores_serve() {
+        let r = |n: u64| n * 256;
+        assert_eq!(
+            demand(r(1_000), 10, r(1) - 1),
+            Demand::Surge,
+            "no rate known"
+        );
+        assert_eq!(
+            demand(r(15), 100, r(10)),
+            Demand::Surge,
+            "beyond 10 + 2.5 + 2"
+        );
+        assert_eq!(
+            demand(r(14), 100, r(10)),
+            Demand::Calm,
+            "within, over 80 ms"
+        );
+        assert_eq!(demand(r(3), 60, r(10)), Demand::Unknown, "under 80 ms");
+        assert_eq!(
+            demand(r(14), 20, r(10)),
+            Demand::Unknown,
+            "a bucket's worth in 20 ms"
+        );
+        assert_eq!(
+            demand(r(15), 20, r(10)),
+            Demand::Surge,
+            "beyond a bucket's in 20 ms"
+        );
+        assert_eq!(
+            demand(r(10), 400, r(2)),
+            Demand::Calm,
+            "8 at 2 a bucket: 400 ms"
+        );
+        assert_eq!(demand(r(10), 399, r(2)), Demand::Unknown);
+        assert_eq!(
+            demand(r(19), 400, r(2)),
+            Demand::Surge,
+            "beyond 4.5 a bucket"
+        );
+        assert_eq!(
+            demand_within(r(45), 100, r(33)),
+            Demand::Surge,
+            "beyond 33 + 8.25 + 2"
+        );
+        assert_eq!(demand_within(r(8), 100, r(33)), Demand::Calm);
+        assert_eq!(demand_within(r(8), 49, r(33)), Demand::Unknown);
+        assert_eq!(
+            demand_within(r(100), 3, r(33)),
+            Demand::Surge,
+            "a burst at once"
+        );
+        assert_eq!(
+            demand_within(
+                u64::from(u32::MAX) * 256,
+                u64::from(u32::MAX),
+                u64::from(u32::MAX)
+            ),
+            Demand::Calm
+        );
+    }
 
     #[test]
     fn the_flood_bound_holds_two_intervals_and_a_second() {

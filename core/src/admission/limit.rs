@@ -87,6 +87,9 @@ pub(crate) struct Limiter {
     /// Whether the fleet law holds, as the last poll left it ([`PollState::fleet`]): the
     /// request path reads it.
     fleet: AtomicU32,
+    /// The CPUs of a machine whose CPU is the front end's own, as the last poll said (0:
+    /// none, or a node's pool): the flood bound measures demand against what they serve.
+    own_cores: AtomicU32,
     /// What only the poll touches, under the poll's lock: requests never take it.
     poll: CriticalSectionMutex<Cell<PollState>>,
     window: Window,
@@ -116,6 +119,7 @@ impl Limiter {
             learned_at: AtomicU32::new(0),
             flood: Flood::new(interval),
             fleet: AtomicU32::new(0),
+            own_cores: AtomicU32::new(0),
             poll: CriticalSectionMutex::new(Cell::new(PollState::NEW)),
             window: Window::new(),
             peak: AtomicU32::new(0),
@@ -331,6 +335,19 @@ impl Limiter {
     /// last bucket's mean latency at least [`FLOOD_STRETCH`] times the least); the bound
     /// then holds it at twice that. A burst is not a flood: it arrives at once and then
     /// drains.
+    /// What a machine whose CPU is the front end's own serves in a bucket, in 256ths of a
+    /// request: its CPUs over the least latency the window kept (`None`: not its own CPU,
+    /// or no latency yet).
+    fn capacity(&self, estimate: Option<super::window::Estimate>) -> Option<u32> {
+        let cores = self.own_cores.load(Ordering::Relaxed);
+        let estimate = estimate?;
+        (cores != 0 && estimate.latency_us != 0).then(|| {
+            let fine = u64::from(cores) * super::window::BUCKET_MS * 1_000 * 256
+                / u64::from(estimate.latency_us);
+            u32::try_from(fine).unwrap_or(u32::MAX)
+        })
+    }
+
     #[cold]
     fn look(&self, now: Instant, epoch: u32, armed: bool) {
         let capped = armed;
@@ -343,6 +360,7 @@ impl Limiter {
             held,
             arrived: self.counts.arrived(),
             ms: now.as_millis() as u32,
+            capacity: self.capacity(estimate),
             cap: if self.law.flood != FloodBase::Now {
                 (quiet >> 8).max(1)
             } else {
@@ -400,6 +418,10 @@ impl Limiter {
             cell.set(step.state);
             self.fleet
                 .store(u32::from(step.state.fleet), Ordering::Relaxed);
+            self.own_cores.store(
+                own_cores.filter(|_| pool.is_none()).unwrap_or(0),
+                Ordering::Relaxed,
+            );
             if step.release {
                 self.flood.release();
             }
