@@ -488,6 +488,48 @@ fn sources() -> impl proptest::strategy::Strategy<Value = (Option<SearchPool>, O
 
 use proptest::strategy::Strategy as _;
 
+/// How a burst was sent, for what [`let_go`] allows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Burst {
+    /// At once: none of it refused, and at most the light traffic of the span that tells.
+    SentAtOnce,
+    /// Spread over looks: it may be bounded as a flood.
+    Spread,
+}
+
+/// What a burst may cost at `rate` a second of light traffic: nothing refused from the time
+/// the flood bound takes to tell after the drain on ([`telling`]), the bound let go by
+/// then, and, for a burst sent at once, none of it refused and at most that span's light
+/// traffic.
+fn let_go(
+    through: &Through,
+    rate: u64,
+    burst: Burst,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    let late = through.ends + telling(rate);
+    let at_once = burst == Burst::SentAtOnce;
+    proptest::prop_assert!(
+        !through
+            .refused
+            .iter()
+            .any(|(ms, what)| (at_once && *what == "burst") || *ms >= late)
+            && (!at_once || through.refused.len() as u64 <= rate * telling(rate) / 1_000 + 1),
+        "refused {:?}, the flood bound from {:?} (burst {}..{} ms)",
+        through.refused,
+        through.flooding.first(),
+        through.begins,
+        through.ends
+    );
+    proptest::prop_assert!(
+        !through.flooding.iter().any(|ms| *ms >= late),
+        "the flood bound still held at {:?} (burst {}..{} ms)",
+        through.flooding.last(),
+        through.begins,
+        through.ends
+    );
+    Ok(())
+}
+
 /// How long, in ms, the flood bound takes to tell that the demand is the light traffic's
 /// again at `rate` a second: two buckets, or the time 8 of its requests take and a bucket.
 fn telling(rate: u64) -> u64 {
@@ -524,17 +566,7 @@ proptest::proptest! {
         // A machine's own cores serve the light traffic: its latency is their work.
         proptest::prop_assume!(own.is_none_or(|cores| rate * latency <= 750 * u64::from(cores)));
         let through = through_a_burst((rate, latency, warm, offset), (burst, spread, per, drain), cpu, pool, own);
-        let late = through.ends + telling(rate);
-        proptest::prop_assert!(
-            !through.refused.iter().any(|(ms, what)| *what == "burst" || *ms >= late)
-                && through.refused.len() as u64 <= rate * telling(rate) / 1_000 + 1,
-            "refused {:?} (burst {}..{} ms)", through.refused, through.begins, through.ends
-        );
-        proptest::prop_assert!(
-            !through.flooding.iter().any(|ms| *ms >= late),
-            "the flood bound still held at {:?} (burst {}..{} ms)",
-            through.flooding.last(), through.begins, through.ends
-        );
+        let_go(&through, rate, Burst::SentAtOnce)?;
     }
 
     /// A burst spread over up to 100 ms (a generator's workers) may span two looks and be
@@ -556,16 +588,7 @@ proptest::proptest! {
         // A machine's own cores serve the light traffic: its latency is their work.
         proptest::prop_assume!(own.is_none_or(|cores| rate * latency <= 750 * u64::from(cores)));
         let through = through_a_burst((rate, latency, warm, offset), (burst, spread, per, drain), cpu, pool, own);
-        let late = through.ends + telling(rate);
-        proptest::prop_assert!(
-            !through.refused.iter().any(|(ms, _)| *ms >= late),
-            "refused {:?} (burst {}..{} ms)", through.refused, through.begins, through.ends
-        );
-        proptest::prop_assert!(
-            !through.flooding.iter().any(|ms| *ms >= late),
-            "the flood bound still held at {:?} (burst {}..{} ms)",
-            through.flooding.last(), through.begins, through.ends
-        );
+        let_go(&through, rate, Burst::Spread)?;
     }
 }
 
@@ -596,17 +619,6 @@ proptest::proptest! {
         let through = through_a_burst_after(
             (rate, latency, 0, warm_ms), quiet, (burst, spread, per, drain), cpu, None, Some(cores),
         );
-        let late = through.ends + telling(rate);
-        proptest::prop_assert!(
-            !through.refused.iter().any(|(ms, what)| *what == "burst" || *ms >= late)
-                && through.refused.len() as u64 <= rate * telling(rate) / 1_000 + 1,
-            "refused {:?}, the flood bound from {:?} (burst {}..{} ms)",
-            through.refused, through.flooding.first(), through.begins, through.ends
-        );
-        proptest::prop_assert!(
-            !through.flooding.iter().any(|ms| *ms >= late),
-            "the flood bound still held at {:?} (burst {}..{} ms)",
-            through.flooding.last(), through.begins, through.ends
-        );
+        let_go(&through, rate, Burst::SentAtOnce)?;
     }
 }
