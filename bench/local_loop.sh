@@ -73,6 +73,10 @@ cat >"$enter" <<SH
 echo \$\$ >"$cpuset/cgroup.procs" && echo \$\$ >"$cpuacct/cgroup.procs" && exec "\$@"
 SH
 chmod +x "$enter"
+# What the tables say they measured: when, the commit, and whether the checkout had changes.
+LOAD_LOOP_RUN="$(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+git diff --quiet HEAD -- . ':!bench/local-loop' 2>/dev/null || LOAD_LOOP_RUN+=" with changes"
+export LOAD_LOOP_RUN
 echo "the service on CPU $service_cpu; this run and the generator on CPUs 0-$((cpus - 2))" >&2
 mkdir -p "$out"
 taskset -c "0-$((cpus - 2))" "$target_dir/release/local_loop" "$enter" \

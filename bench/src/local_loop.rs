@@ -458,12 +458,13 @@ impl Local {
             }
         }
         let mut table = format!(
-            "Burst tests alone (`bash bench/local_loop.sh --bursts {rounds}`): the service of \
+            "{}\n\nBurst tests alone (`bash bench/local_loop.sh --bursts {rounds}`): the service of \
              the local loop ({:.1} ms of CPU a request), 1x = {rate:.0} requests/s; each test \
              0.25x for 4 s, a burst of {BURST} sent at once at 2 s, 4 s of quiet, a burst at 8 s \
              and 0.25x for 4 s, on a fresh service.\n\n\
              | mode | burst requests answered 429, each round | other requests answered 429 | \
              of all 429s, the flood bound's |\n|---|---|---|---|\n",
+            run_line(),
             self.work_ms
         );
         for mode in modes {
@@ -556,7 +557,7 @@ impl Local {
             .collect();
         steps.push(quiet_again);
 
-        let mut table = String::new();
+        let mut table = format!("{}\n\n", run_line());
         let _ = writeln!(
             table,
             "A service limited by its own CPU (`cpu_service`, {:.1} ms of CPU a request on \
@@ -617,6 +618,13 @@ impl Local {
         )
         .map_err(|e| format!("{}: {e}", path.display()))
     }
+}
+
+/// When the run began and at which commit, as the tables' first line
+/// (`bench/local_loop.sh` says in `LOAD_LOOP_RUN`, with whether the checkout had changes).
+fn run_line() -> String {
+    let run = std::env::var("LOAD_LOOP_RUN").unwrap_or_else(|_| "at an unknown commit".to_owned());
+    format!("Local loop, {run}.")
 }
 
 /// One mode's step from 0.5x to 2x.

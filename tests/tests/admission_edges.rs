@@ -531,9 +531,11 @@ fn let_go(
 }
 
 /// How long, in ms, the flood bound takes to tell that the demand is the light traffic's
-/// again at `rate` a second: two buckets, or the time 8 of its requests take and a bucket.
+/// again at `rate` a second: two buckets, or the time 8 of its requests take and a bucket,
+/// and the time between two of its requests (a look comes at a bucket's first completion:
+/// a span that ends just after one waits for the next bucket's).
 fn telling(rate: u64) -> u64 {
-    200.max(8_000 / rate + 100)
+    200.max(8_000 / rate + 100) + 1_000 / rate
 }
 
 proptest::proptest! {
@@ -620,5 +622,36 @@ proptest::proptest! {
             (rate, latency, 0, warm_ms), quiet, (burst, spread, per, drain), cpu, None, Some(cores),
         );
         let_go(&through, rate, Burst::SentAtOnce)?;
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// After a quiet spell, a burst that reaches the front end over up to 100 ms as its
+    /// light traffic resumes (the local loop's burst test, where the service accepts the
+    /// burst's connections over 40 to 100 ms): a poll that falls in the burst's first
+    /// milliseconds measures the quiet spell's rate, almost nothing, and the light traffic
+    /// that follows is no surge for all that. Whatever the source, the bound lets go when
+    /// the demand falls back, nothing refused from the time that takes after the drain on.
+    #[test]
+    fn after_a_quiet_spell_a_burst_is_let_go_with_any_source(
+        rate in 20u64..150,
+        latency in 1u64..20,
+        warm in 2u64..6,
+        offset in 0u64..1_000,
+        quiet in 1_000u64..6_000,
+        burst in 10u64..200,
+        spread in 0u64..100,
+        per in 1u64..5,
+        drain in drains(),
+        cpu in 0u8..70,
+        (pool, own) in sources(),
+    ) {
+        proptest::prop_assume!(own.is_none_or(|cores| rate * latency <= 750 * u64::from(cores)));
+        let through = through_a_burst_after(
+            (rate, latency, warm, offset), quiet, (burst, spread, per, drain), cpu, pool, own,
+        );
+        let_go(&through, rate, Burst::Spread)?;
     }
 }

@@ -42,6 +42,24 @@ const fn flood_hold(interval: Duration) -> u32 {
     }
 }
 
+/// A gap between two looks longer than this, in milliseconds, is a quiet spell: nothing
+/// completed for the window's second. Rates are measured over the time without them.
+pub(crate) const QUIET_MS: u32 = 1_000;
+
+/// Where a span of the flood bound's started, for a poll to measure the arrivals per bucket
+/// from one start to a later one ([`super::step::Step::rate`]). All wrap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// When, in milliseconds of the clock.
+    pub(crate) ms: u32,
+    /// Requests that had arrived in all then.
+    pub(crate) arrived: u32,
+    /// The milliseconds of quiet spells ([`QUIET_MS`]) until then, in all: a span that a
+    /// quiet spell fills measures almost nothing, and the light traffic that resumes after
+    /// it, a burst with it, is no surge for that.
+    pub(crate) quiet_ms: u32,
+}
+
 /// What a bucket tells the flood bound.
 pub(crate) struct Seen {
     /// The bucket's number ([`super::window::Window::epoch`]).
@@ -83,6 +101,11 @@ pub(crate) struct Flood {
     counted: AtomicU32,
     counted_ms: AtomicU32,
     arrived: AtomicU32,
+    /// When the last look came (in milliseconds of the clock), and the milliseconds of
+    /// quiet spells in all when the span started and now.
+    looked_ms: AtomicU32,
+    span_quiet_ms: AtomicU32,
+    quiet_ms: AtomicU32,
     /// The rate a flood is measured against, in arrivals per bucket in 256ths (0: none
     /// yet), as the last poll that left the class unbounded measured it
     /// ([`super::step::Step::rate`]).
@@ -158,6 +181,9 @@ impl Flood {
             counted: AtomicU32::new(0),
             counted_ms: AtomicU32::new(0),
             arrived: AtomicU32::new(0),
+            looked_ms: AtomicU32::new(0),
+            span_quiet_ms: AtomicU32::new(0),
+            quiet_ms: AtomicU32::new(0),
             before: AtomicU32::new(0),
         }
     }
@@ -168,15 +194,13 @@ impl Flood {
         self.before.load(Ordering::Relaxed)
     }
 
-    /// Where the span now started: when (in milliseconds of the clock, wrapping) and how
-    /// many had arrived in all then (`None`: no look yet). A poll measures the rate from
-    /// one such start to the next ([`super::step::Step::rate`]).
-    pub(crate) fn span(&self) -> Option<(u32, u32)> {
-        (self.counted.load(Ordering::Relaxed) != 0).then(|| {
-            (
-                self.counted_ms.load(Ordering::Relaxed),
-                self.arrived.load(Ordering::Relaxed),
-            )
+    /// Where the span now started (`None`: no look yet). A poll measures the rate from one
+    /// such start to the next ([`super::step::Step::rate`]).
+    pub(crate) fn span(&self) -> Option<Span> {
+        (self.counted.load(Ordering::Relaxed) != 0).then(|| Span {
+            ms: self.counted_ms.load(Ordering::Relaxed),
+            arrived: self.arrived.load(Ordering::Relaxed),
+            quiet_ms: self.span_quiet_ms.load(Ordering::Relaxed),
         })
     }
 
@@ -221,9 +245,21 @@ impl Flood {
     /// bucket's first completion, which a queue delays, and two of them may be a
     /// millisecond apart: a span goes on over as many looks as it takes to tell.
     fn demand(&self, seen: &Seen) -> Demand {
-        if self.counted.swap(1, Ordering::Relaxed) == 0 {
+        let first = self.counted.swap(1, Ordering::Relaxed) == 0;
+        let gap = seen
+            .ms
+            .wrapping_sub(self.looked_ms.swap(seen.ms, Ordering::Relaxed));
+        let quiet_ms = if !first && gap > QUIET_MS {
+            self.quiet_ms
+                .fetch_add(gap, Ordering::Relaxed)
+                .wrapping_add(gap)
+        } else {
+            self.quiet_ms.load(Ordering::Relaxed)
+        };
+        if first {
             self.counted_ms.store(seen.ms, Ordering::Relaxed);
             self.arrived.store(seen.arrived, Ordering::Relaxed);
+            self.span_quiet_ms.store(quiet_ms, Ordering::Relaxed);
             return Demand::Unknown;
         }
         let elapsed = seen
@@ -244,6 +280,7 @@ impl Flood {
         if verdict != Demand::Unknown {
             self.arrived.store(seen.arrived, Ordering::Relaxed);
             self.counted_ms.store(seen.ms, Ordering::Relaxed);
+            self.span_quiet_ms.store(quiet_ms, Ordering::Relaxed);
         }
         verdict
     }
@@ -379,6 +416,33 @@ mod tests {
             ),
             Demand::Calm
         );
+    }
+
+    /// The span's start carries the quiet spells before it: a gap of over a second between
+    /// two looks, counted whole, the gaps of a second or less not.
+    #[test]
+    fn a_gap_of_over_a_second_between_looks_is_a_quiet_spell() {
+        let flood = Flood::new(Duration::from_secs(1));
+        let look = |ms: u32, arrived: u32| {
+            let seen = Seen {
+                epoch: ms / 100 + 1,
+                held: 0,
+                arrived,
+                ms,
+                capacity: None,
+                cap: 1,
+                capped: false,
+            };
+            flood.observe(&seen, || false, || 0);
+            flood.span().expect("looked")
+        };
+        flood.set_rate(10 * 256);
+        assert_eq!(look(0, 0).quiet_ms, 0);
+        assert_eq!(look(1_000, 80).quiet_ms, 0, "a second is no quiet spell");
+        let after = look(3_500, 82);
+        assert_eq!((after.ms, after.quiet_ms), (3_500, 2_500));
+        let wrapped = look(u32::MAX, 90);
+        assert_eq!(wrapped.quiet_ms, 2_500u32.wrapping_add(u32::MAX - 3_500));
     }
 
     #[test]

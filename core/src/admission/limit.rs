@@ -326,6 +326,20 @@ impl Limiter {
             .store(self.window.mean_in_flight_fine(now), Ordering::Relaxed);
     }
 
+    /// What a machine whose CPU is the front end's own serves in a bucket, in 256ths of a
+    /// request: its CPUs over the least latency the window keeps, ten seconds of it, so
+    /// that a quiet spell forgets nothing (`None`: not its own CPU, or no latency yet).
+    fn capacity(&self, now: Instant) -> Option<u32> {
+        let cores = self.own_cores.load(Ordering::Relaxed);
+        if cores == 0 {
+            return None;
+        }
+        let latency_us = self.window.least_latency_us(now)?;
+        let fine = u64::from(cores) * super::window::BUCKET_MS * 1_000 * 256
+            / u64::from(latency_us.max(1));
+        Some(u32::try_from(fine).unwrap_or(u32::MAX))
+    }
+
     /// The flood bound's look at the in-flight count, in the bucket `epoch`: a flood, while
     /// not capped ([`Flood::observe`]), is an in-flight count that grew at each of the last
     /// [`super::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the ceiling
@@ -335,19 +349,6 @@ impl Limiter {
     /// last bucket's mean latency at least [`FLOOD_STRETCH`] times the least); the bound
     /// then holds it at twice that. A burst is not a flood: it arrives at once and then
     /// drains.
-    /// What a machine whose CPU is the front end's own serves in a bucket, in 256ths of a
-    /// request: its CPUs over the least latency the window kept (`None`: not its own CPU,
-    /// or no latency yet).
-    fn capacity(&self, estimate: Option<super::window::Estimate>) -> Option<u32> {
-        let cores = self.own_cores.load(Ordering::Relaxed);
-        let estimate = estimate?;
-        (cores != 0 && estimate.latency_us != 0).then(|| {
-            let fine = u64::from(cores) * super::window::BUCKET_MS * 1_000 * 256
-                / u64::from(estimate.latency_us);
-            u32::try_from(fine).unwrap_or(u32::MAX)
-        })
-    }
-
     #[cold]
     fn look(&self, now: Instant, epoch: u32, armed: bool) {
         let capped = armed;
@@ -360,7 +361,7 @@ impl Limiter {
             held,
             arrived: self.counts.arrived(),
             ms: now.as_millis() as u32,
-            capacity: self.capacity(estimate),
+            capacity: self.capacity(now),
             cap: if self.law.flood != FloodBase::Now {
                 (quiet >> 8).max(1)
             } else {

@@ -72,17 +72,19 @@
 //!   and is above its ceiling, or finds the cluster queueing (the last bucket's mean latency
 //!   at least 8 times the least of the window), while the front end's arrivals surge: beyond
 //!   the rate it received up to the last poll that left the class unbounded (since the
-//!   poll before it), or, on a machine whose CPU is its own, beyond what its cores serve (its cores
-//!   over the least latency), by a quarter and two requests a bucket (without either, below
-//!   one request a bucket, growth alone decides). A burst's drain grows the count; it does
-//!   not bring arrivals. The bound, twice what the front end held, then
-//!   holds for two poll intervals and a second (at least 3 s; before, 3 s whatever the
-//!   interval, which the interval's 86,400 s limit made meaningless) so that the CPU,
-//!   reported a second late, can arm the class. A poll that finds the busiest node below
-//!   the operating point, on average since the last poll and now, releases it: a run of
-//!   arrivals is not a flood; so does a look that finds the arrivals calm again over a span
-//!   long enough to tell (8 requests at the rate before, half a bucket at least). Requests the flood bound refuses are counted under their
-//!   own reason ([`crate::RejectReason::Flood`]) and logged with it.
+//!   poll before it, over the time without quiet spells: a second or more without a
+//!   completion), or, on a machine whose CPU is its own, beyond what its cores serve (its
+//!   cores over the least latency of the last ten seconds), by a quarter and two requests a
+//!   bucket (without either, below one request a bucket, growth alone decides). A burst's
+//!   drain grows the count; it does not bring arrivals. The bound, twice what the front end
+//!   held, then holds for two poll intervals and a second (at least 3 s; before, 3 s
+//!   whatever the interval, which the interval's 86,400 s limit made meaningless) so that
+//!   the CPU, reported a second late, can arm the class. A poll that finds the busiest node
+//!   below the operating point, on average since the last poll and now, releases it: a run
+//!   of arrivals is not a flood; so does a look that finds the arrivals calm again over a
+//!   span long enough to tell (8 requests at the rate before, half a bucket at least).
+//!   Requests the flood bound refuses are counted under their own reason
+//!   ([`crate::RejectReason::Flood`]) and logged with it.
 //! - **Little's law** gives the cap while disarmed, and always when the poll does not report
 //!   the pool: the completions per second of the busiest 100 ms bucket of the last second,
 //!   times the least mean latency of the last ten seconds. It is learnt at the first

@@ -12,7 +12,7 @@
 //! requests will see: the cap, the flood bound released, the cap learnt.
 
 use super::cap::{MIN_FINE, ceiling};
-use super::flood::SPAN_MS;
+use super::flood::{SPAN_MS, Span};
 use super::law::{FloodBase, Law, Start};
 use super::window::BUCKET_MS;
 use crate::node_stats::SearchPool;
@@ -47,7 +47,7 @@ pub(crate) struct PollState {
     pub(crate) refused_percent: u8,
     /// The start of the flood bound's span the last poll found ([`Poll::span`]): the
     /// arrivals since are measured from it.
-    pub(crate) span: Option<(u32, u32)>,
+    pub(crate) span: Option<Span>,
 }
 
 impl PollState {
@@ -91,9 +91,8 @@ pub(crate) struct Poll {
     pub(crate) fine: u32,
     /// Whether the flood bound holds.
     pub(crate) flooding: bool,
-    /// The start of the flood bound's span now: when (in milliseconds of the clock,
-    /// wrapping) and how many requests had arrived in all then (`None`: no look yet).
-    pub(crate) span: Option<(u32, u32)>,
+    /// The start of the flood bound's span now (`None`: no look yet).
+    pub(crate) span: Option<Span>,
 }
 
 /// What a poll changes.
@@ -181,17 +180,19 @@ impl Law {
     ///    the recent peak; never below [`MIN_FINE`].
     pub(crate) fn step(&self, before: &PollState, poll: &Poll) -> Step {
         let mut state = *before;
-        // The arrivals per bucket since the last poll's span start, over at least half a
-        // bucket (else the start stays, and the next poll measures from it).
+        // The arrivals per bucket since the last poll's span start, over the time without
+        // quiet spells between them, at least half a bucket of it (else the start stays,
+        // and the next poll measures from it).
         let rate = match (before.span, poll.span) {
-            (Some((from_ms, from)), Some((ms, arrived))) => {
-                let elapsed = u64::from(ms.wrapping_sub(from_ms));
+            (Some(from), Some(now)) => {
+                let quiet = now.quiet_ms.wrapping_sub(from.quiet_ms);
+                let elapsed = u64::from(now.ms.wrapping_sub(from.ms).saturating_sub(quiet));
                 if elapsed < SPAN_MS {
                     None
                 } else {
                     state.span = poll.span;
-                    let per_bucket =
-                        u64::from(arrived.wrapping_sub(from)) * 256 * BUCKET_MS / elapsed;
+                    let arrived = now.arrived.wrapping_sub(from.arrived);
+                    let per_bucket = u64::from(arrived) * 256 * BUCKET_MS / elapsed;
                     Some(u32::try_from(per_bucket).unwrap_or(u32::MAX))
                 }
             }

@@ -2,6 +2,15 @@
 
 use super::*;
 
+/// A span's start at `ms` with `arrived` requests in all, after no quiet spell.
+fn span(ms: u32, arrived: u32) -> Span {
+    Span {
+        ms,
+        arrived,
+        quiet_ms: 0,
+    }
+}
+
 /// The law's moves at the operating point of 1.25 tasks per core with the start of
 /// before ([`Start::Room`]): each figure below is easy to follow by hand. The default's
 /// start and slack have tests of their own.
@@ -427,8 +436,8 @@ proptest::proptest! {
         fine in 32u32..100 * 256,
         smoothed in proptest::option::of(0u32..100_000),
         spans in (
-            proptest::option::of((proptest::prelude::any::<u32>(), proptest::prelude::any::<u32>())),
-            proptest::option::of((proptest::prelude::any::<u32>(), proptest::prelude::any::<u32>())),
+            proptest::option::of(proptest::prelude::any::<(u32, u32, u32)>()),
+            proptest::option::of(proptest::prelude::any::<(u32, u32, u32)>()),
         ),
     ) {
         let before = PollState {
@@ -458,9 +467,12 @@ proptest::proptest! {
             mean_fine,
             fine,
             flooding,
-            span: spans.1,
+            span: spans.1.map(|(ms, arrived, quiet_ms)| Span { ms, arrived, quiet_ms }),
         };
-        let before = PollState { span: spans.0, ..before };
+        let before = PollState {
+            span: spans.0.map(|(ms, arrived, quiet_ms)| Span { ms, arrived, quiet_ms }),
+            ..before
+        };
         for law in [Law::DEFAULT, Law::ARRIVALS] {
             let step = law.step(&before, &poll);
             if let Some(next) = step.fine {
@@ -564,15 +576,18 @@ fn a_poll_measures_the_rate_a_flood_is_measured_against() {
     let first = Law::DEFAULT.step(
         &PollState::NEW,
         &Poll {
-            span: Some((1_000, 100)),
+            span: Some(span(1_000, 100)),
             ..poll(false, 20, idle, 256)
         },
     );
-    assert_eq!((first.rate, first.state.span), (None, Some((1_000, 100))));
+    assert_eq!(
+        (first.rate, first.state.span),
+        (None, Some(span(1_000, 100)))
+    );
     let second = Law::DEFAULT.step(
         &first.state,
         &Poll {
-            span: Some((2_000, 200)),
+            span: Some(span(2_000, 200)),
             ..poll(false, 20, idle, 256)
         },
     );
@@ -583,11 +598,11 @@ fn a_poll_measures_the_rate_a_flood_is_measured_against() {
     );
     let wrapped = Law::DEFAULT.step(
         &PollState {
-            span: Some((u32::MAX - 499, u32::MAX - 9)),
+            span: Some(span(u32::MAX - 499, u32::MAX - 9)),
             ..first.state
         },
         &Poll {
-            span: Some((500, 90)),
+            span: Some(span(500, 90)),
             ..poll(false, 20, idle, 256)
         },
     );
@@ -595,22 +610,68 @@ fn a_poll_measures_the_rate_a_flood_is_measured_against() {
     let short = Law::DEFAULT.step(
         &second.state,
         &Poll {
-            span: Some((2_040, 300)),
+            span: Some(span(2_040, 300)),
             ..poll(false, 20, idle, 256)
         },
     );
-    assert_eq!((short.rate, short.state.span), (None, Some((2_000, 200))));
+    assert_eq!(
+        (short.rate, short.state.span),
+        (None, Some(span(2_000, 200)))
+    );
     let bounded = Law::DEFAULT.step(
         &second.state,
         &Poll {
-            span: Some((3_000, 400)),
+            span: Some(span(3_000, 400)),
             ..poll(true, 99, idle, 256)
         },
     );
     assert_eq!(bounded.rate, None, "armed: the rate stays");
     assert_eq!(
         bounded.state.span,
-        Some((3_000, 400)),
+        Some(span(3_000, 400)),
         "measured from here on"
     );
+}
+
+/// A quiet spell (a gap of over a second between two looks) is not measured: the arrivals
+/// are measured over the time without it, so that the light traffic that resumes after it
+/// is not measured as almost nothing, whichever polls fall in it.
+#[test]
+fn a_quiet_spell_is_not_measured_as_a_rate() {
+    let idle = Some(SearchPool::new(2, 0, 0).with_means(0, 0));
+    let at = |state: &PollState, span: Span| {
+        Law::DEFAULT.step(
+            state,
+            &Poll {
+                span: Some(span),
+                ..poll(false, 20, idle, 256)
+            },
+        )
+    };
+    let first = at(&PollState::NEW, span(1_000, 0));
+    // 20 arrivals from 1 s to 1.2 s, then 1.7 s of quiet, then 40 from 2.9 s to 3.3 s.
+    let resumed = at(
+        &first.state,
+        Span {
+            ms: 3_300,
+            arrived: 60,
+            quiet_ms: 1_700,
+        },
+    );
+    assert_eq!(
+        resumed.rate,
+        Some(10 * 256),
+        "60 over the 600 ms without the spell"
+    );
+    // A span that is all quiet measures nothing and keeps its start.
+    let quiet = at(
+        &resumed.state,
+        Span {
+            ms: 4_800,
+            arrived: 61,
+            quiet_ms: 3_200,
+        },
+    );
+    assert_eq!(quiet.rate, None);
+    assert_eq!(quiet.state.span, resumed.state.span);
 }

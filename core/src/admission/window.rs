@@ -65,8 +65,8 @@ impl Second {
 pub(crate) struct Estimate {
     /// Completions per second in the busiest bucket of the last second.
     pub(crate) rate_per_s: u32,
-    /// The least per-second mean latency of the last [`SECONDS`] seconds (the least
-    /// per-bucket mean of the last second before a whole second is known), in microseconds.
+    /// The least mean latency the window keeps ([`Window::least_latency_us`]), in
+    /// microseconds.
     pub(crate) latency_us: u32,
 }
 
@@ -216,28 +216,38 @@ impl Window {
         bucket.mean_us()
     }
 
-    /// The busiest complete bucket's rate and the smallest complete bucket's mean latency,
+    /// The busiest complete bucket's rate and the least latency ([`Window::least_latency_us`]),
     /// over the buckets before the one of `now`; `None` when none of them has a completion.
     pub(crate) fn estimate(&self, now: Instant) -> Option<Estimate> {
         let current = Self::epoch(now);
-        let (mut most, mut least_ticks): (u32, Option<u64>) = (0, None);
-        for bucket in &self.buckets {
+        let most = self
+            .complete(current)
+            .map(|bucket| bucket.completions.load(Ordering::Relaxed))
+            .max()
+            .filter(|most| *most != 0)?;
+        Some(Estimate {
+            rate_per_s: most.saturating_mul(PER_SECOND),
+            latency_us: self.least_latency_us(now)?,
+        })
+    }
+
+    /// The buckets of the second before bucket `current`.
+    fn complete(&self, current: u32) -> impl Iterator<Item = &Bucket> {
+        self.buckets.iter().filter(move |bucket| {
             let epoch = bucket.epoch.load(Ordering::Acquire);
             let age = current.wrapping_sub(epoch);
-            if epoch == 0 || age == 0 || age as usize > BUCKETS {
-                continue;
-            }
-            let completions = bucket.completions.load(Ordering::Relaxed);
-            if completions == 0 {
-                continue;
-            }
-            let mean = u64::from(bucket.ticks.load(Ordering::Relaxed)) / u64::from(completions);
-            most = most.max(completions);
-            least_ticks = Some(least_ticks.map_or(mean, |least| least.min(mean)));
-        }
-        let least_ticks = least_ticks?;
+            epoch != 0 && age != 0 && age as usize <= BUCKETS
+        })
+    }
+
+    /// The least mean latency the window keeps, in microseconds: of the complete buckets
+    /// of the last second and of each of the last [`SECONDS`] seconds, so that a quiet
+    /// spell of a few seconds forgets no latency (`None`: no completion in them).
+    pub(crate) fn least_latency_us(&self, now: Instant) -> Option<u32> {
+        let current = Self::epoch(now);
+        let last_second = self.complete(current).filter_map(Bucket::mean_us).min();
         let this_second = (current - 1) / PER_SECOND + 1;
-        let least_second = self
+        let seconds = self
             .seconds
             .iter()
             .filter_map(|second| {
@@ -247,13 +257,10 @@ impl Window {
                 (epoch != 0 && age as usize <= SECONDS && mean != 0).then_some(mean)
             })
             .min();
-        Some(Estimate {
-            rate_per_s: most.saturating_mul(PER_SECOND),
-            latency_us: {
-                let window = u32::try_from(least_ticks.max(1) * TICK_US).unwrap_or(u32::MAX);
-                least_second.map_or(window, |second| second.min(window))
-            },
-        })
+        match (last_second, seconds) {
+            (Some(bucket), Some(second)) => Some(bucket.min(second)),
+            (bucket, second) => bucket.or(second),
+        }
     }
 }
 
@@ -353,5 +360,20 @@ mod tests {
         }
         let estimate = window.estimate(ms(4_000)).unwrap();
         assert_eq!(estimate.latency_us, 1_000, "second 1's least bucket mean");
+    }
+
+    #[test]
+    fn a_quiet_spell_forgets_the_rate_but_not_the_least_latency() {
+        let window = Window::new();
+        for at in (0..3_000).step_by(10) {
+            window.record(ms(at), 3_000);
+        }
+        assert_eq!(window.least_latency_us(ms(3_000)), Some(3_000));
+        // Five seconds without a completion: no rate, the latency of the seconds before.
+        assert_eq!(window.estimate(ms(8_000)), None);
+        assert_eq!(window.least_latency_us(ms(8_000)), Some(3_000));
+        // Past ten seconds, nothing.
+        assert_eq!(window.least_latency_us(ms(14_000)), None);
+        assert_eq!(Window::new().least_latency_us(ms(0)), None);
     }
 }
