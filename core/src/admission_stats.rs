@@ -38,6 +38,11 @@ pub struct AdmissionStats {
     /// The busiest node's search thread pool at the last poll, when the poll reported one:
     /// the shared signal of the fleet law.
     pub search_pool: Option<crate::node_stats::SearchPool>,
+    /// The CPUs of a machine whose CPU is the front end's own
+    /// ([`crate::CpuSample::own_cores`]), when the last poll reported no search pool: the
+    /// law then reads this front end's own requests in flight over them as the pool
+    /// (`None`: a cluster's pool, or neither).
+    pub own_cores: Option<u32>,
     /// The share of this front end's demand refused between the last two polls, in
     /// percent: what the fleet law grows the cap by.
     pub refused_percent: u8,

@@ -249,7 +249,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
         let runtime = inner.runtime.clone();
         let delay = monitor::start_delay(shared.jitter, random_seed());
         log::info!(
-            "Starting the search engine CPU monitor (every {:?}, first poll in {:?})",
+            "Starting the CPU monitor (every {:?}, first poll in {:?})",
             shared.interval,
             delay
         );

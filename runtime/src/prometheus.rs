@@ -320,6 +320,14 @@ fn encode_guard(encoder: &mut DescriptorEncoder<'_>, stats: &Stats) -> fmt::Resu
             ],
         )?;
     }
+    if let Some(cores) = admission.own_cores {
+        gauge(
+            encoder,
+            "own_cores",
+            "The CPUs of this machine the limit mode reads the service's own requests in flight over, when its CPU is its own and no search pool was polled",
+            &[(None, int(cores))],
+        )?;
+    }
     gauge(
         encoder,
         "in_flight",

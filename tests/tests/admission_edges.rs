@@ -655,3 +655,50 @@ proptest::proptest! {
         let_go(&through, rate, Burst::Spread)?;
     }
 }
+
+/// A source that says its CPU is the service's own, over two cores.
+struct OwnCpu;
+
+impl load_core::CpuSource for OwnCpu {
+    async fn sample(&mut self) -> Result<load_core::CpuSample, load_core::SourceError> {
+        Ok(load_core::CpuSample::local(CpuPercent::new(20)).with_own_cores(2))
+    }
+}
+
+/// The stats and the metrics say when the law reads the service's own load (issue 45: on a
+/// service limited by its own CPU, `/admin/stats` showed no search pool and nothing else of
+/// what the law acts on): the cores it reads its requests in flight over, and none where a
+/// node's pool is the signal.
+#[test]
+fn the_stats_say_when_the_law_reads_the_services_own_load() {
+    let control = limit_mode(Duration::from_secs(1));
+    assert_eq!(control.admission().own_cores, None, "no poll yet");
+    control.observe_load(None, Some(4));
+    assert_eq!(control.admission().own_cores, Some(4));
+    control.observe_load(Some(pool(1.0)), Some(4));
+    assert_eq!(control.admission().own_cores, None, "a node's pool wins");
+
+    let mut config = load_core::Config::new();
+    config.control.web_threshold = Threshold::from_fess(70);
+    config.control.admission = AdmissionMode::Limit;
+    config.control.monitor_interval = Duration::from_millis(20);
+    let guard = load_runtime::LoadGuard::<load_smol::Smol, _>::with_source(&config.control, OwnCpu);
+    let _ = guard.check("/search");
+    assert!(
+        load_tests::wait_until(Duration::from_secs(5), || guard.stats().admission.own_cores
+            == Some(2)),
+        "{:?}",
+        guard.stats().admission
+    );
+    let mut registry = prometheus_client::registry::Registry::default();
+    load_runtime::prometheus::LoadCollector::new()
+        .guard(&guard)
+        .register(&mut registry);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).expect("encoded");
+    assert!(
+        text.lines().any(|l| l == "load_control_own_cores 2"),
+        "{text}"
+    );
+    assert!(!text.contains("load_control_cluster_search_pool"), "{text}");
+}

@@ -68,6 +68,9 @@ pub(crate) struct PollReading {
     pub(crate) pool: Option<SearchPool>,
     /// The share of this front end's demand refused since the poll before, in percent.
     pub(crate) refused_percent: u8,
+    /// The CPUs of a machine whose CPU is the front end's own, when the poll read its own
+    /// load over them as the pool.
+    pub(crate) own_cores: Option<u32>,
 }
 
 /// The in-flight count, the cap and the window it is learnt from.
@@ -453,6 +456,7 @@ impl Limiter {
             PollReading {
                 pool: state.pool,
                 refused_percent: state.refused_percent,
+                own_cores: state.own_cores,
             }
         })
     }

@@ -39,6 +39,9 @@ pub(crate) struct PollState {
     pub(crate) missed: u32,
     /// The last poll's search pool (`None`: none, or none within the grace), for the stats.
     pub(crate) pool: Option<SearchPool>,
+    /// The CPUs of a machine whose CPU is the front end's own, when the last poll read its
+    /// own load over them as the pool ([`own_pool`]), for the stats.
+    pub(crate) own_cores: Option<u32>,
     /// The completion and refusal counts (wrapping) the last poll took.
     pub(crate) completed_seen: u32,
     pub(crate) refused_seen: u32,
@@ -59,6 +62,7 @@ impl PollState {
         fleet: false,
         missed: 0,
         pool: None,
+        own_cores: None,
         completed_seen: 0,
         refused_seen: 0,
         refused_percent: 0,
@@ -239,6 +243,7 @@ impl Law {
                 state.fleet = true;
                 // What the stats show: a node's pool only.
                 state.pool = poll.pool;
+                state.own_cores = own.map(|_| poll.own_cores.unwrap_or(1).max(1));
             }
             None => {
                 state.missed = before.missed.saturating_add(1);
@@ -247,6 +252,7 @@ impl Law {
                 }
                 state.fleet = false;
                 state.pool = None;
+                state.own_cores = None;
             }
         }
         let completed = poll.completed.wrapping_sub(before.completed_seen);

@@ -447,6 +447,7 @@ proptest::proptest! {
             fleet,
             missed,
             pool: None,
+            own_cores: None,
             completed_seen: seen.0,
             refused_seen: seen.1,
             refused_percent: 0,
@@ -556,6 +557,7 @@ fn own_cores_stand_for_the_pool_a_machine_has_not() {
     assert!(own[1].fine.is_some_and(|f| f < fine), "{own:?}");
     assert!(own[1].state.fleet);
     assert_eq!(own[1].state.pool, None, "the stats show a node's pool only");
+    assert_eq!(own[1].state.own_cores, Some(1), "and the own cores apart");
     let without = run(&[loaded(None, None), later(loaded(None, None))]).1;
     assert!(!without[1].state.fleet);
     let both = run(&[
@@ -565,6 +567,8 @@ fn own_cores_stand_for_the_pool_a_machine_has_not() {
     .1;
     let node_only = run(&[loaded(node(1_000), None), later(loaded(node(1_000), None))]).1;
     assert_eq!(both[1].fine, node_only[1].fine, "a node's pool wins");
+    assert_eq!(both[1].state.own_cores, None);
+    assert_eq!(without[1].state.own_cores, None);
 }
 
 /// A poll that leaves the class unbounded measures the arrivals per bucket since the last

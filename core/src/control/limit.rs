@@ -247,6 +247,7 @@ impl LoadControl {
             rejected_flood: self.rejected.flood(),
             search_pool: reading.pool,
             refused_percent: reading.refused_percent,
+            own_cores: reading.own_cores,
             saturated: self.limiter.saturated(),
         }
     }

@@ -68,6 +68,8 @@ impl<R: Runtime + Default> App<R> {
                 },
                 "fleet": {
                     "refused_share_percent": stats.admission.refused_percent,
+                    // The law on a machine's own load: its requests in flight over its CPUs.
+                    "own_cores": stats.admission.own_cores,
                     "cluster_search_pool": stats.admission.search_pool.map(|pool| json!({
                         "threads": pool.threads,
                         "active": pool.active,
