@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use load_tests::wait_until;
+
 const BIN: &str = env!("CARGO_BIN_EXE_search-server");
 const RUNTIMES: [&str; 2] = ["smol", "async-std"];
 
@@ -229,17 +231,6 @@ fn hold(addr: SocketAddr, n: usize) -> Vec<TcpStream> {
         .collect()
 }
 
-fn eventually(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if condition() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    condition()
-}
-
 #[test]
 fn running_out_of_descriptors_never_ends_the_server() {
     for runtime in RUNTIMES {
@@ -250,7 +241,7 @@ fn running_out_of_descriptors_never_ends_the_server() {
         assert!(server.alive(), "{runtime}: EMFILE ended the server");
         drop(held);
         assert!(
-            eventually(Duration::from_secs(10), || get(server.addr, "/search")
+            wait_until(Duration::from_secs(10), || get(server.addr, "/search")
                 == Some(200)),
             "{runtime}: not serving again once the idle connections closed"
         );
@@ -270,7 +261,7 @@ fn running_out_of_descriptors_never_ends_the_server() {
         assert!(server.alive());
         drop(held);
         assert!(
-            eventually(Duration::from_secs(10), || get(server.addr, "/search")
+            wait_until(Duration::from_secs(10), || get(server.addr, "/search")
                 == Some(200)),
             "{runtime}"
         );
@@ -382,7 +373,7 @@ fn memory_returns_after_a_flood_of_connections() {
         let peak = server.rss_kib();
         drop(flood);
         let mut after = peak;
-        let settled = eventually(Duration::from_secs(30), || {
+        let settled = wait_until(Duration::from_secs(30), || {
             after = server.rss_kib();
             after <= before * 2
         });

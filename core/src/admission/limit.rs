@@ -7,10 +7,11 @@ use core::time::Duration;
 
 use embassy_sync::blocking_mutex::CriticalSectionMutex;
 
-use super::cap::{self, MIN_FINE, ceiling};
+use super::bound::Bound;
+use super::cap;
 use super::count::Counts;
-use super::flood::{FLOOD_STRETCH, Flood, Seen};
-use super::law::{FloodBase, Law, Watch};
+use super::flood::Flood;
+use super::law::{Law, Watch};
 use super::step::{Poll, PollState};
 use super::window::Window;
 use crate::Instant;
@@ -25,40 +26,6 @@ use crate::node_stats::SearchPool;
 #[inline]
 fn probing(now: Instant) -> bool {
     now.as_millis() % 10_000 < 200
-}
-
-/// What bounds a request now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Bound {
-    /// Nothing: the class is below saturation (or disarmed) and no flood is seen.
-    None,
-    /// The cap, while the class is armed and the cluster saturated.
-    Cap(u32),
-    /// The cap, as a flood bound.
-    Flood(u32),
-}
-
-impl core::fmt::Display for Bound {
-    /// What a request meets, for the log: `in-flight cap 3`, `flood bound 3`, or, with
-    /// nothing, `no in-flight bound but the flood bound`.
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            Bound::None => f.write_str("no in-flight bound but the flood bound"),
-            Bound::Cap(cap) => write!(f, "in-flight cap {cap}"),
-            Bound::Flood(cap) => write!(f, "flood bound {cap}"),
-        }
-    }
-}
-
-impl Bound {
-    /// The in-flight count a request may find.
-    #[inline]
-    pub(crate) const fn limit(self) -> u32 {
-        match self {
-            Bound::None => u32::MAX,
-            Bound::Cap(limit) | Bound::Flood(limit) => limit,
-        }
-    }
 }
 
 /// What the last poll told the law, for the stats.
@@ -268,130 +235,6 @@ impl Limiter {
         self.counts.abandon()
     }
 
-    /// Stores the cap `next` learnt from `loaded`, unless a poll moved the cap meanwhile:
-    /// the poll's update wins, and the next bucket learns from it.
-    fn settle(&self, loaded: u32, next: u32) {
-        let _ = self
-            .fine
-            .compare_exchange(loaded, next, Ordering::Relaxed, Ordering::Relaxed);
-    }
-
-    /// Once a bucket, at its first completion: the cap, the recent peak and the mean in
-    /// flight.
-    ///
-    /// Unbounded, and always without the cluster's pool, the cap follows the window's
-    /// estimate (Little's law); bounded with the pool, the poll moves it instead, and this
-    /// leaves it alone. The estimate is never above the ceiling of what is in flight or
-    /// allowed now: however a bucket's completions line up (requests held for a minute,
-    /// then completed together), the cap grows by at most the ceiling's factor a bucket, as
-    /// fast as real load needs, not to what no load ever held. Without the pool it is never
-    /// below the initial cap, and an empty window (no completion for a second) starts over
-    /// from it, so that a step in load after a quiet spell meets the cold start's bound.
-    fn learn(&self, now: Instant, armed: bool) {
-        let fleet = self.fleet();
-        let capped = armed;
-        let bounded = capped || self.flooding();
-        let held = self.counts.in_flight();
-        let estimate = self.window.estimate(now);
-        if !(fleet && bounded && self.learned.load(Ordering::Relaxed) != 0) {
-            let initial = self.initial.load(Ordering::Relaxed);
-            // From the value loaded: a poll that moved the cap meanwhile wins. With the
-            // pool, in fractions of a request (a fleet's front ends share the cluster's
-            // concurrency); without, in whole requests and never below the initial cap.
-            let fine = self.fine.load(Ordering::Relaxed);
-            let next = match estimate {
-                None => initial.saturating_mul(256),
-                Some(estimate) => {
-                    let bound = ceiling(held.max(fine >> 8)).saturating_mul(256);
-                    if fleet {
-                        estimate.in_flight_fine().min(bound).max(MIN_FINE)
-                    } else {
-                        estimate
-                            .in_flight()
-                            .max(initial)
-                            .saturating_mul(256)
-                            .min(bound.max(initial.saturating_mul(256)))
-                    }
-                }
-            };
-            self.settle(fine, next);
-            self.learned
-                .store(u32::from(estimate.is_some()), Ordering::Relaxed);
-        }
-        let epoch = Window::epoch(now);
-        self.learned_at.store(epoch, Ordering::Relaxed);
-
-        // The recent peak of the in-flight count, decaying by a sixteenth a bucket.
-        let peak = self.peak.load(Ordering::Relaxed);
-        self.peak
-            .store(held.max(peak - peak / 16), Ordering::Relaxed);
-        self.mean
-            .store(self.window.mean_in_flight_fine(now), Ordering::Relaxed);
-    }
-
-    /// What a machine whose CPU is the front end's own serves in a bucket, in 256ths of a
-    /// request: its CPUs over the least latency the window keeps, ten seconds of it, so
-    /// that a quiet spell forgets nothing (`None`: not its own CPU, or no latency yet).
-    fn capacity(&self, now: Instant) -> Option<u32> {
-        let cores = self.own_cores.load(Ordering::Relaxed);
-        if cores == 0 {
-            return None;
-        }
-        let latency_us = self.window.least_latency_us(now)?;
-        let fine = u64::from(cores) * super::window::BUCKET_MS * 1_000 * 256
-            / u64::from(latency_us.max(1));
-        Some(u32::try_from(fine).unwrap_or(u32::MAX))
-    }
-
-    /// The flood bound's look at the in-flight count, in the bucket `epoch`: a flood, while
-    /// not capped ([`Flood::observe`]), is an in-flight count that grew at each of the last
-    /// [`super::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the ceiling
-    /// of what the front end held at the last poll that left it unbounded (a surge cannot
-    /// move it before a poll does; with [`FloodBase::Below`], only a poll that finds the
-    /// busiest node at or below its operating point) or finds the cluster queueing (the
-    /// last bucket's mean latency at least [`FLOOD_STRETCH`] times the least); the bound
-    /// then holds it at twice that. A burst is not a flood: it arrives at once and then
-    /// drains.
-    #[cold]
-    fn look(&self, now: Instant, epoch: u32, armed: bool) {
-        let capped = armed;
-        let held = self.counts.in_flight();
-        let estimate = self.window.estimate(now);
-        // Capped, the class is bounded already: a flood is what the CPU has not seen yet.
-        let quiet = self.quiet.load(Ordering::Relaxed);
-        let seen = Seen {
-            epoch,
-            held,
-            arrived: self.counts.arrived(),
-            ms: now.as_millis() as u32,
-            capacity: self.capacity(now),
-            cap: if self.law.flood != FloodBase::Now {
-                (quiet >> 8).max(1)
-            } else {
-                self.cap()
-            },
-            capped,
-        };
-        let queueing = || {
-            estimate.is_some_and(|estimate| {
-                self.window.last_mean_us(now).is_some_and(|mean| {
-                    u64::from(mean) >= FLOOD_STRETCH * u64::from(estimate.latency_us)
-                })
-            })
-        };
-        // Twice what the front end held at the last poll that set it; with `FloodBase::Now`,
-        // twice what was in flight on average over the last second (the flood's first
-        // buckets in it) or what Little's law gave, whichever is more.
-        let base = || {
-            if self.law.flood != FloodBase::Now {
-                return quiet;
-            }
-            let area = self.window.mean_in_flight_fine(now);
-            area.max(estimate.map_or(0, |e| e.in_flight_fine()))
-        };
-        self.flood.observe(&seen, queueing, base);
-    }
-
     /// A poll: the busiest node's CPU, its search pool (`None`: the poll did not report
     /// one) and whether a class is `armed`. The law's step ([`Law::step`]) runs under the
     /// poll's lock on a snapshot of what the requests share with it, and what it changes
@@ -502,6 +345,9 @@ impl Limiter {
         self.counts.completed()
     }
 }
+
+mod learn;
+mod look;
 
 #[cfg(test)]
 #[path = "limit_tests.rs"]

@@ -1,6 +1,7 @@
 //! Tests of [`super`]: the limiter driven by requests, completions and polls.
 
 use super::*;
+use crate::admission::cap::MIN_FINE;
 
 const SECOND: Duration = Duration::from_secs(1);
 

@@ -119,6 +119,7 @@
 //! dropped, a clock read, a decrement and two additions to its bucket; abandoned, a
 //! decrement. The poll's arithmetic runs on the monitor, once a second.
 
+mod bound;
 mod cap;
 mod count;
 mod flood;
@@ -127,6 +128,7 @@ mod limit;
 mod step;
 mod window;
 
+pub(crate) use bound::Bound;
 #[doc(hidden)]
 pub use law::{FloodBase, Law, Start, Watch};
-pub(crate) use limit::{Bound, Limiter};
+pub(crate) use limit::Limiter;

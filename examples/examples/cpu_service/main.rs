@@ -33,6 +33,7 @@
 //! - `--cpu-only` (benchmarks only): the layer, with samples that give the CPU and not
 //!   the cores it is this service's own over, as a `FixedSource` does: the limit mode's law
 //!   without a pool, beside the one that reads this service's own load.
+//! - `-h`, `--help`: the arguments, and exit.
 //!
 //! The work must leave the async worker: CPU spent inline in a handler on one worker holds
 //! every other request in the worker's queue, where no in-flight count can see it (at most
@@ -154,7 +155,38 @@ struct Args {
 /// The largest `--concurrency-limit`: tokio's semaphore holds fewer permits than a `usize`.
 const MAX_CONCURRENCY_LIMIT: usize = 1_000_000;
 
-fn args() -> Result<Args, String> {
+/// `--help`'s text: the arguments, as the module's doc gives them.
+const USAGE: &str = "\
+usage: cpu_service [--config PATH] [--listen ADDR] [--work-ms MS] [--workers N]
+                   [--without-load-control | --concurrency-limit N | --little-loadshedder MS
+                    | --bbr | --cpu-only]
+
+A service limited by its own CPU: /search?q=... costs --work-ms of CPU on tokio's blocking
+pool, behind the library's layer with this service's own CPU as the signal; /admin/stats
+gives the guard's stats as JSON.
+
+  --config PATH             Fess's keys (web.load.control, load.control.admission, ...);
+                            without it, Fess's defaults (web control off)
+  --listen ADDR             where to listen (default 127.0.0.1:8082; port 0 picks one)
+  --work-ms MS              a search's mean CPU cost in ms, in (0, 10000] (default 3)
+  --workers N               tokio's async workers, 1 to 1024 (default 1)
+  --without-load-control    the same router without the layer
+  --concurrency-limit N     instead of the layer, tower's ConcurrencyLimit(N) with LoadShed
+  --little-loadshedder MS   instead of the layer, little-loadshedder with a target of MS ms
+  --bbr                     instead of the layer, a port of Kratos' BBR limiter
+  --cpu-only                the layer with samples that give the CPU and not the cores
+                            (benchmarks only)
+  -h, --help                this text
+";
+
+/// What the command line asks for.
+enum Command {
+    Serve(Box<Args>),
+    Help,
+}
+
+/// Parses the arguments after the program's name.
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
     let mut parsed = Args {
         config: Config::new(),
         listen: SocketAddr::from(([127, 0, 0, 1], 8082)),
@@ -162,11 +194,11 @@ fn args() -> Result<Args, String> {
         workers: 1,
         control: Control::Layer,
     };
-    let mut args = std::env::args().skip(1);
     let mut chosen: Option<String> = None;
     while let Some(arg) = args.next() {
         let mut value = |what: &str| args.next().ok_or(format!("{arg} needs {what}"));
         let control = match arg.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
             "--config" => {
                 let path = value("a path")?;
                 parsed.config = load_tokio::read_config(&path).map_err(|e| e.to_string())?;
@@ -226,7 +258,11 @@ fn args() -> Result<Args, String> {
                     ))?;
                 Some(Control::ConcurrencyLimit(limit))
             }
-            other => return Err(format!("unknown argument '{other}'")),
+            other => {
+                return Err(format!(
+                    "unknown argument '{other}' (--help lists the arguments)"
+                ));
+            }
         };
         if let Some(control) = control {
             if let Some(before) = &chosen {
@@ -238,13 +274,17 @@ fn args() -> Result<Args, String> {
             parsed.control = control;
         }
     }
-    Ok(parsed)
+    Ok(Command::Serve(Box::new(parsed)))
 }
 
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    let args = match args() {
-        Ok(args) => args,
+    let args = match parse(std::env::args().skip(1)) {
+        Ok(Command::Serve(args)) => *args,
+        Ok(Command::Help) => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
         Err(error) => {
             eprintln!("cpu_service: error: {error}");
             return ExitCode::from(2);
@@ -412,4 +452,64 @@ async fn serve_with<S: CpuSource + Send + 'static>(
     )
     .with_graceful_shutdown(stop)
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(args: &[&str]) -> Result<Command, String> {
+        parse(args.iter().map(|arg| (*arg).to_owned()))
+    }
+
+    #[test]
+    fn help_is_asked_for_anywhere_and_names_every_flag() {
+        for args in [&["--help"][..], &["-h"], &["--work-ms", "2", "--help"]] {
+            assert!(matches!(parsed(args), Ok(Command::Help)), "{args:?}");
+        }
+        for flag in [
+            "--config",
+            "--listen",
+            "--work-ms",
+            "--workers",
+            "--without-load-control",
+            "--concurrency-limit",
+            "--little-loadshedder",
+            "--bbr",
+            "--cpu-only",
+        ] {
+            assert!(USAGE.contains(flag), "{flag}");
+            assert!(
+                !matches!(parsed(&[flag, "1"]), Err(e) if e.contains(&format!("'{flag}'"))),
+                "{flag} is parsed"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_arguments_say_which_and_why() {
+        let error = |args: &[&str]| match parsed(args) {
+            Err(error) => error,
+            Ok(_) => panic!("{args:?} accepted"),
+        };
+        assert_eq!(
+            error(&["--frobnicate"]),
+            "unknown argument '--frobnicate' (--help lists the arguments)"
+        );
+        assert_eq!(
+            error(&["--work-ms", "0"]),
+            "--work-ms '0' is not a number of milliseconds in (0, 10000]"
+        );
+        assert_eq!(error(&["--workers"]), "--workers needs a count");
+        assert_eq!(
+            error(&["--bbr", "--cpu-only"]),
+            "--bbr and --cpu-only both choose the control: give at most one"
+        );
+        let Ok(Command::Serve(args)) = parsed(&["--workers", "2", "--concurrency-limit", "3"])
+        else {
+            panic!("valid arguments refused");
+        };
+        assert_eq!(args.workers, 2);
+        assert!(matches!(args.control, Control::ConcurrencyLimit(3)));
+    }
 }

@@ -1,0 +1,73 @@
+//! The flood bound's look from the limiter: once a bucket, what the front end holds and
+//! receives, measured against what it held before or what its cores serve.
+
+use super::Limiter;
+use crate::Instant;
+use crate::admission::flood::{FLOOD_STRETCH, Seen};
+use crate::admission::law::FloodBase;
+use crate::atomic::Ordering;
+
+impl Limiter {
+    /// What a machine whose CPU is the front end's own serves in a bucket, in 256ths of a
+    /// request: its CPUs over the least latency the window keeps, ten seconds of it, so
+    /// that a quiet spell forgets nothing (`None`: not its own CPU, or no latency yet).
+    fn capacity(&self, now: Instant) -> Option<u32> {
+        let cores = self.own_cores.load(Ordering::Relaxed);
+        if cores == 0 {
+            return None;
+        }
+        let latency_us = self.window.least_latency_us(now)?;
+        let fine = u64::from(cores) * crate::admission::window::BUCKET_MS * 1_000 * 256
+            / u64::from(latency_us.max(1));
+        Some(u32::try_from(fine).unwrap_or(u32::MAX))
+    }
+
+    /// The flood bound's look at the in-flight count, in the bucket `epoch`: a flood, while
+    /// not capped ([`Flood::observe`]), is an in-flight count that grew at each of the last
+    /// [`super::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the ceiling
+    /// of what the front end held at the last poll that left it unbounded (a surge cannot
+    /// move it before a poll does; with [`FloodBase::Below`], only a poll that finds the
+    /// busiest node at or below its operating point) or finds the cluster queueing (the
+    /// last bucket's mean latency at least [`FLOOD_STRETCH`] times the least); the bound
+    /// then holds it at twice that. A burst is not a flood: it arrives at once and then
+    /// drains.
+    #[cold]
+    pub(super) fn look(&self, now: Instant, epoch: u32, armed: bool) {
+        let capped = armed;
+        let held = self.counts.in_flight();
+        let estimate = self.window.estimate(now);
+        // Capped, the class is bounded already: a flood is what the CPU has not seen yet.
+        let quiet = self.quiet.load(Ordering::Relaxed);
+        let seen = Seen {
+            epoch,
+            held,
+            arrived: self.counts.arrived(),
+            ms: now.as_millis() as u32,
+            capacity: self.capacity(now),
+            cap: if self.law.flood != FloodBase::Now {
+                (quiet >> 8).max(1)
+            } else {
+                self.cap()
+            },
+            capped,
+        };
+        let queueing = || {
+            estimate.is_some_and(|estimate| {
+                self.window.last_mean_us(now).is_some_and(|mean| {
+                    u64::from(mean) >= FLOOD_STRETCH * u64::from(estimate.latency_us)
+                })
+            })
+        };
+        // Twice what the front end held at the last poll that set it; with `FloodBase::Now`,
+        // twice what was in flight on average over the last second (the flood's first
+        // buckets in it) or what Little's law gave, whichever is more.
+        let base = || {
+            if self.law.flood != FloodBase::Now {
+                return quiet;
+            }
+            let area = self.window.mean_in_flight_fine(now);
+            area.max(estimate.map_or(0, |e| e.in_flight_fine()))
+        };
+        self.flood.observe(&seen, queueing, base);
+    }
+}
