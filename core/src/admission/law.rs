@@ -31,6 +31,14 @@ pub struct Law {
     pub relief: f32,
     /// See [`Law::relief`] (`0`: no relief).
     pub relief_until: f32,
+    /// The slack and the relief on a machine whose CPU is the front end's own, where its
+    /// own requests in flight over its cores are the pool: each of them is a task on a
+    /// core while it runs, and the async worker that answers them shares those cores, so
+    /// that a task waiting there costs the latency a node's search pool, with its threads'
+    /// I/O and variance, does not.
+    pub own_slack: f32,
+    /// See [`Law::own_slack`].
+    pub own_relief: f32,
     /// What the flood bound is measured against.
     pub flood: FloodBase,
     /// When the flood bound looks at the in-flight count.
@@ -145,6 +153,8 @@ impl Law {
         slack: 3.0,
         relief: 6.0,
         relief_until: 0.3,
+        own_slack: 1.0,
+        own_relief: 2.0,
         flood: FloodBase::Quiet,
         watch: Watch::Completions,
         saturated: 93,
@@ -168,6 +178,17 @@ impl Law {
         start: Start::InFlight,
         ..Law::DEFAULT
     };
+
+    /// The law on a machine whose CPU is the front end's own: its slack and relief
+    /// ([`Law::own_slack`]) for the node's.
+    #[must_use]
+    pub(crate) fn on_own_load(&self) -> Law {
+        Law {
+            slack: self.own_slack,
+            relief: self.own_relief,
+            ..*self
+        }
+    }
 
     /// The law on a node of `cores` cores: its operating point with the slack, without
     /// the relief (the point the cap moves to).

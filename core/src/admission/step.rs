@@ -152,15 +152,18 @@ impl Law {
     /// In order:
     ///
     /// 1. The CPU is smoothed ([`Law::smooth`]) and says whether the cluster is saturated.
-    /// 2. A poll with the pool (a node's, or, for a machine whose CPU is the front end's own,
-    ///    its own requests in flight over its CPUs: [`own_pool`]) starts the fleet law (or keeps it); one without it holds the
+    /// 2. A poll with the pool (a node's, or, for a machine whose CPU is the front end's
+    ///    own, its own requests in flight over its CPUs: [`own_pool`], with the slack and
+    ///    relief of a machine's own load, [`Law::own_slack`]) starts the fleet law (or
+    ///    keeps it); one without it holds the
     ///    law as it was for [`POOL_GRACE`] polls in a row (nothing else changes, the counts
     ///    wait for the next poll), and then gives way to the law without the pool, which
     ///    learns the cap from completions alone (the poll takes the counts, and the cap is
     ///    left to the window).
     /// 3. Unbounded (disarmed, no flood), the cap is the window's, and what the front end
     ///    holds (that cap, the mean in flight or the recent peak, whichever is more) and
-    ///    the arrivals per bucket it receives are what a flood is measured against until
+    ///    the arrivals per bucket it receives (over the time without quiet spells) are
+    ///    what a flood is measured against until
     ///    the next such poll (the arrivals also without a pool), if the busiest node is at
     ///    or below the operating point on average and now ([`FloodBase::Below`]: a poll
     ///    before the CPU armed a surge finds the node queueing, and keeps what the front
@@ -275,7 +278,13 @@ impl Law {
             };
         };
 
-        let law = self.on_cores(pool.cores());
+        // On a machine's own load, its own slack and relief.
+        let this = if poll.pool.is_none() {
+            self.on_own_load()
+        } else {
+            *self
+        };
+        let law = this.on_cores(pool.cores());
         let load = load_per_core(&pool);
         let queued_now = u64::from(pool.active) + u64::from(pool.queue);
         let idle_now = (queued_now as f64) < f64::from(law.target) * f64::from(pool.cores());
@@ -299,7 +308,7 @@ impl Law {
         }
 
         // 4. The error.
-        let start_target = f64::from(self.on(pool.cores(), refused).target);
+        let start_target = f64::from(this.on(pool.cores(), refused).target);
         let error = law.error(load, cpu);
         let fine = poll.fine;
 

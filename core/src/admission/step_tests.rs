@@ -679,3 +679,18 @@ fn a_quiet_spell_is_not_measured_as_a_rate() {
     assert_eq!(quiet.rate, None);
     assert_eq!(quiet.state.span, resumed.state.span);
 }
+
+/// On a machine's own load the operating point keeps one task of slack, not a node's three:
+/// three tasks a core, saturated, are over the point there (2 tasks: the error pulls the cap
+/// down) and under it on a node of one core (4: it does not).
+#[test]
+fn a_machines_own_load_keeps_less_slack_than_a_node() {
+    let own = Law::DEFAULT.on_own_load().on_cores(1);
+    let node = Law::DEFAULT.on_cores(1);
+    assert_eq!((own.target, node.target), (2.0, 4.0));
+    assert!((own.error(3.0, 99.0) - 1.0).abs() < 1e-9);
+    assert!((node.error(3.0, 99.0) + 1.0).abs() < 1e-9);
+    // With the relief a front end that refused nothing starts from: 4 tasks, and 10.
+    assert_eq!(Law::DEFAULT.on_own_load().on(1, 0.0).target, 4.0);
+    assert_eq!(Law::DEFAULT.on(1, 0.0).target, 10.0);
+}
