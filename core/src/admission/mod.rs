@@ -25,10 +25,13 @@
 //!   (`max(1.25, 1 + 3 / cores)` per core): every core busy and room for the arrivals'
 //!   variance, so that the node never idles for want of work. 4 tasks on one core, 7 on
 //!   four, 20 on sixteen; until now it was 1.25 per core on any node, which on one core
-//!   left no room for a search's two tasks. It is held only while the node's CPU says
-//!   it is saturated: the CPU, smoothed (it follows a rise at once and a fall by 15 % of the
-//!   way a poll), at 93 % or more. The error a poll acts on is the load per core over the point,
-//!   but never more than `0.6 × (cpu − 93)` above saturation and `0.05 × (cpu − 93)` below
+//!   left no room for a search's two tasks. On a machine whose CPU is the front end's own
+//!   (its requests in flight the tasks) it is `max(1.25, 1 + 1 / cores)` per core (2 tasks
+//!   on one core, 5 on four, [`Law::own_slack`]): its requests do not wait on I/O as a
+//!   node's search threads do, and the async worker that answers them shares the cores. It
+//!   is held only while the node's CPU says it is saturated: the CPU, smoothed (it follows
+//!   a rise at once and a fall by 15 % of the way a poll), at 93 % or more. The error a
+//!   poll acts on is the load per core over the point, but never more than `0.6 × (cpu − 93)` above saturation and `0.05 × (cpu − 93)` below
 //!   it: below saturation the error is negative and the cap grows, whatever queue a load
 //!   below capacity keeps (OpenSearch's pool has more threads than cores, so a busy pool is
 //!   not yet a saturated node).
