@@ -4,6 +4,7 @@
 
 pub mod closed_loop;
 pub mod local_loop;
+pub mod stats_trace;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

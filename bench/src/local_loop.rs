@@ -18,8 +18,15 @@
 //! 6. a step test per mode: [`STEP_TEST`] s at 0.5x, then 2x for [`STEP_TEST`] + 4 s on the
 //!    same service: the admitted p99 before the step, in the first 5 s after it and in the
 //!    rest, and when the p99 of 0.5-s windows came back under twice the quiet p99 to stay;
+//!    Each step test traces the law: the service's `/admin/stats` every 0.25 s
+//!    ([`crate::stats_trace`]);
 //! 7. the verdict table, the onset table, the step tests and the steps in
-//!    `OUT_DIR/table.md`, everything in `OUT_DIR/local.json`.
+//!    `OUT_DIR/table.md`, everything in `OUT_DIR/local.json`, the step tests' traces in
+//!    `OUT_DIR/step-traces.json`.
+//!
+//! `--bursts ROUNDS` runs the burst test alone, `--step ROUNDS` the step test alone (with
+//! its traces: `OUT_DIR/step.md`, `OUT_DIR/step.json`), for the limit mode on the service's
+//! own load and on its CPU alone.
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -33,6 +40,7 @@ use serde_json::{Value, json};
 use crate::closed_loop::generator::{self, Burst, Load, Outcome, Phase, Queries, Sent};
 use crate::closed_loop::report::{self, Step};
 use crate::closed_loop::short::{self, Baseline, Figures};
+use crate::stats_trace::{self, Trace};
 
 /// The factors of the 1x rate each mode is stepped through.
 pub const FACTORS: [f64; 7] = [0.25, 0.5, 1.0, 1.25, 2.0, 3.0, 4.0];
@@ -172,11 +180,12 @@ struct Local {
 pub fn run(args: &[String]) -> Result<(), String> {
     let [enter, service, out, rest @ ..] = args else {
         return Err(
-            "usage: local_loop ENTER SERVICE OUT_DIR [--work-ms MS] [--bursts ROUNDS]".to_owned(),
+            "usage: local_loop ENTER SERVICE OUT_DIR [--work-ms MS] [--bursts ROUNDS | --step ROUNDS]"
+                .to_owned(),
         );
     };
     let mut work_ms = 3.0;
-    let mut bursts = None;
+    let mut alone = None;
     for pair in rest.chunks(2) {
         match pair {
             [flag, value] if flag == "--work-ms" => {
@@ -186,14 +195,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     .filter(|ms| ms.is_finite() && *ms > 0.0)
                     .ok_or(format!("--work-ms '{value}' is not a positive number"))?;
             }
-            [flag, value] if flag == "--bursts" => {
-                bursts = Some(
-                    value
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|n| (1..=100).contains(n))
-                        .ok_or(format!("--bursts '{value}' is not a count from 1 to 100"))?,
-                );
+            [flag, value] if flag == "--bursts" || flag == "--step" => {
+                if alone.is_some() {
+                    return Err("--bursts and --step each run a test alone: give one".to_owned());
+                }
+                let rounds = value
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=100).contains(n))
+                    .ok_or(format!("{flag} '{value}' is not a count from 1 to 100"))?;
+                alone = Some((flag == "--step", rounds));
             }
             _ => return Err(format!("unexpected arguments: {rest:?}")),
         }
@@ -209,8 +220,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         stats: std::cell::RefCell::new(None),
     };
     std::fs::create_dir_all(&local.out).map_err(|e| format!("{}: {e}", local.out.display()))?;
-    match bursts {
-        Some(rounds) => local.bursts(rounds),
+    match alone {
+        Some((false, rounds)) => local.bursts(rounds),
+        Some((true, rounds)) => local.steps_alone(rounds),
         None => local.run(),
     }
 }
@@ -249,6 +261,21 @@ impl Local {
         counted_from: f64,
         seed: u64,
     ) -> Result<(Vec<Sent>, f64, f64), String> {
+        self.offer_traced(mode, phases, bursts, counted_from, seed, false)
+            .map(|(sent, started_at, cpu, _)| (sent, started_at, cpu))
+    }
+
+    /// [`Local::offer`], and with `trace` the law's trace over the load
+    /// ([`stats_trace`], `t` from the load's start).
+    fn offer_traced(
+        &self,
+        mode: Mode,
+        phases: &[Phase],
+        bursts: &[Burst],
+        counted_from: f64,
+        seed: u64,
+        trace: bool,
+    ) -> Result<(Vec<Sent>, f64, f64, Vec<Value>), String> {
         let service = self.start(mode)?;
         std::thread::sleep(Duration::from_millis(300));
         let front_ends = [service.addr];
@@ -260,7 +287,9 @@ impl Local {
         let started_at = self.origin.elapsed().as_secs_f64();
         let cpu_before = service.cpu_seconds();
         let began = Instant::now();
+        let tracing = trace.then(|| Trace::start(service.addr, began + generator::LEAD));
         let sent = generator::offer_load(&self.queries, &load);
+        let rows = tracing.map(Trace::finish).unwrap_or_default();
         let cpu = (service.cpu_seconds() - cpu_before) / began.elapsed().as_secs_f64() * 100.0;
         *self.stats.borrow_mut() =
             crate::closed_loop::client::get_json(service.addr, "/admin/stats");
@@ -268,7 +297,7 @@ impl Local {
             .into_iter()
             .filter(|s| s.due.as_secs_f64() >= counted_from)
             .collect();
-        Ok((counted, started_at, cpu))
+        Ok((counted, started_at, cpu, rows))
     }
 
     fn step(&self, mode: Mode, factor: f64, rate: f64, seed: u64) -> Result<Step, String> {
@@ -410,7 +439,7 @@ impl Local {
                 seconds: STEP_TEST + 4.0,
             },
         ];
-        let (sent, _, _) = self.offer(mode, &phases, &[], 0.0, 77)?;
+        let (sent, _, _, trace) = self.offer_traced(mode, &phases, &[], 0.0, 77, true)?;
         let p99 = |from: f64, until: f64| {
             let part: Vec<Sent> = sent
                 .iter()
@@ -427,6 +456,7 @@ impl Local {
             onset: p99(STEP_TEST, STEP_TEST + 5.0),
             after: p99(STEP_TEST + 5.0, end),
             back_in: report::recovery(&windows, STEP_TEST, bound_ms),
+            trace,
         };
         eprintln!(
             "{} step test: p99 {:?} ms at 0.5x, {:?} in the first 5 s of 2x, {:?} after; back under {bound_ms:.1} ms after {:?} s",
@@ -599,13 +629,7 @@ impl Local {
             "light_p50_ms": light_p50,
             "slo_ms": slo.as_secs_f64() * 1000.0,
             "steps": steps.iter().map(|s| s.json(slo)).collect::<Vec<Value>>(),
-            "step_tests": step_tests.iter().map(|t| json!({
-                "mode": t.mode.name(),
-                "p99_ms_0_5x": t.before,
-                "p99_ms_first_5s_of_2x": t.onset,
-                "p99_ms_after": t.after,
-                "back_under_twice_quiet_after_s": t.back_in,
-            })).collect::<Vec<Value>>(),
+            "step_tests": step_tests.iter().map(StepTest::json).collect::<Vec<Value>>(),
             "bursts": bursts
                 .iter()
                 .map(|(m, (r, n, o, f))| json!({"mode": m.name(), "refused": r, "of": n, "others_refused": o, "flood_refused": f}))
@@ -616,7 +640,54 @@ impl Local {
             &path,
             serde_json::to_string_pretty(&results).unwrap_or_default(),
         )
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+        write_traces(&self.out.join("step-traces.json"), &step_tests)
+    }
+
+    /// The step test alone, `rounds` times for each mode of the limit mode's (on the
+    /// service's own load, and on its CPU alone), alternating, after the calibration and a
+    /// quiet baseline (control off at 0.5x): `step.md` (the figures, and each test's trace
+    /// around its step) and `step.json` (the figures and the whole traces).
+    fn steps_alone(&self, rounds: u32) -> Result<(), String> {
+        let capacity = self.capacity()?;
+        let rate = capacity * ONE_X_SHARE;
+        eprintln!("1x = {rate:.0} requests/s");
+        let quiet = self.step(Mode::Off, 0.5, rate, 2)?;
+        let quiet_p99 = quiet
+            .summary(Duration::from_secs(1))
+            .p99
+            .ok_or("the quiet baseline answered nothing")?;
+        let modes = [Mode::Limit, Mode::LimitCpuOnly];
+        let mut tests = Vec::new();
+        for _ in 0..rounds {
+            for mode in modes {
+                tests.push(self.step_test(mode, rate, 2.0 * quiet_p99)?);
+            }
+        }
+        let mut table = format!(
+            "{}\n\nStep tests alone (`bash bench/local_loop.sh --step {rounds}`): the service of \
+             the local loop ({:.1} ms of CPU a request), 1x = {rate:.0} requests/s, quiet p99 \
+             {quiet_p99:.2} ms (control off at 0.5x, one run); each test {STEP_TEST:.0} s at \
+             0.5x then {:.0} s at 2x on a fresh service, in rounds of one test a mode.\n\n",
+            run_line(),
+            self.work_ms,
+            STEP_TEST + 4.0
+        );
+        table.push_str(&step_table(&tests, quiet_p99));
+        for (i, test) in tests.iter().enumerate() {
+            let _ = write!(
+                table,
+                "\n{} (round {}), the law every 0.25 s from half a second before the step \
+                 (t = {STEP_TEST:.0} s) to 5 s after it:\n\n```\n{}```\n",
+                test.mode.name(),
+                i / modes.len() + 1,
+                test.trace_around_step(5.0)
+            );
+        }
+        print!("{table}");
+        let path = self.out.join("step.md");
+        std::fs::write(&path, &table).map_err(|e| format!("{}: {e}", path.display()))?;
+        write_traces(&self.out.join("step.json"), &tests)
     }
 }
 
@@ -639,6 +710,55 @@ struct StepTest {
     /// Seconds from the step until the p99 of 0.5-s windows stayed under twice the quiet
     /// p99 (`None`: never).
     back_in: Option<f64>,
+    /// The law every 0.25 s ([`stats_trace::row`]; none for a mode without the library's
+    /// stats).
+    trace: Vec<Value>,
+}
+
+impl StepTest {
+    /// The figures as JSON, without the trace.
+    fn json(&self) -> Value {
+        json!({
+            "mode": self.mode.name(),
+            "p99_ms_0_5x": self.before,
+            "p99_ms_first_5s_of_2x": self.onset,
+            "p99_ms_after": self.after,
+            "back_under_twice_quiet_after_s": self.back_in,
+        })
+    }
+
+    /// The trace from half a second before the step to `seconds` after it, as text.
+    fn trace_around_step(&self, seconds: f64) -> String {
+        let rows: Vec<Value> = self
+            .trace
+            .iter()
+            .filter(|r| {
+                r["t"]
+                    .as_f64()
+                    .is_some_and(|t| (STEP_TEST - 0.5..=STEP_TEST + seconds).contains(&t))
+            })
+            .cloned()
+            .collect();
+        stats_trace::text(&rows)
+    }
+}
+
+/// The step tests' figures and whole traces, as JSON, to `path`.
+fn write_traces(path: &std::path::Path, tests: &[StepTest]) -> Result<(), String> {
+    let tests: Vec<Value> = tests
+        .iter()
+        .map(|test| {
+            let mut figures = test.json();
+            figures["trace"] = Value::from(test.trace.clone());
+            figures
+        })
+        .collect();
+    std::fs::write(
+        path,
+        serde_json::to_string_pretty(&json!({ "step_at_s": STEP_TEST, "tests": tests }))
+            .unwrap_or_default(),
+    )
+    .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The step tests in markdown, each p99 over the quiet p99.

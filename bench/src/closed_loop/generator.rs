@@ -199,6 +199,10 @@ pub fn offer_within(
     )
 }
 
+/// How long after [`offer_load`] is called its load begins: a request due at 0 s is sent
+/// that long after the call.
+pub const LEAD: Duration = Duration::from_millis(50);
+
 /// Offers `load`, open loop: each arrival goes to a front end drawn by weight (equal without
 /// weights), every one due, in due order, by a pool of workers with a kept-alive connection
 /// to each front end. Each burst has clients of its own, one a request, each with its
@@ -214,7 +218,7 @@ pub fn offer_load(queries: &Queries, load: &Load<'_>) -> Vec<Sent> {
     let (tickets, receiver) = mpsc::channel::<Ticket>();
     let receiver = Arc::new(Mutex::new(receiver));
     let results = Arc::new(Mutex::new(Vec::new()));
-    let start = Instant::now() + Duration::from_millis(50);
+    let start = Instant::now() + LEAD;
     let (front_ends, timeout) = (load.front_ends.to_vec(), load.timeout);
     let record = |results: &Mutex<Vec<Sent>>, sent: Sent| {
         if let Ok(mut results) = results.lock() {
