@@ -279,7 +279,7 @@ mod tests {
     use crate::monitor::{self, ClusterSink, LocalSink, Sink};
     use crate::{
         AdaptiveGate, ClusterStatus, ControlConfig, CpuSample, LoadControl, Outcome,
-        SourceErrorKind,
+        source::SourceErrorKind,
     };
 
     fn sample(cpu: u8) -> CpuSample {
@@ -352,7 +352,7 @@ mod tests {
     fn smoothing_shows_in_the_effective_cpu() {
         let config = ControlConfig {
             web_threshold: 70.into(),
-            smoothing: crate::Smoothing::Ewma {
+            smoothing: crate::config::Smoothing::Ewma {
                 tau: core::time::Duration::from_secs(10),
             },
             ..ControlConfig::default()

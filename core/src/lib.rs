@@ -14,7 +14,7 @@ mod adaptive;
 pub mod admission;
 mod admission_stats;
 pub mod busy;
-mod config;
+pub mod config;
 mod control;
 mod failures;
 mod gate_threshold;
@@ -23,14 +23,14 @@ pub mod history;
 mod json;
 pub mod monitor;
 pub mod node_stats;
-mod path;
+pub mod path;
 mod percent;
 mod policy;
 pub mod properties;
 mod reject_reason;
 mod search_pool;
 mod snippet;
-mod source;
+pub mod source;
 mod stats;
 mod status;
 mod text;
@@ -41,26 +41,18 @@ mod waiters;
 pub use adaptive::{AdaptiveGate, Pass, Wait};
 pub use admission_stats::AdmissionStats;
 pub use config::{
-    AdmissionMode, ClusterConfig, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
-    CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS, Mode, NodeUrl, Origin,
-    Smoothing, UrlError, keys,
+    AdmissionMode, ClusterConfig, Config, ConfigError, ControlConfig, FailurePolicy, Mode,
 };
 pub use control::{Admission, Decision, LoadControl, Permit, Settings, Ticket, Transitions};
 pub use failures::{FailureCounter, FailureLevel};
 pub use gate_threshold::GateThreshold;
 pub use gauge::{CpuGauge, Reading};
-pub use path::{
-    EXCLUDED_PREFIXES, PathRules, Route, STATIC_EXTENSIONS, StaticFiles, classify,
-    decode_unreserved,
-};
+pub use path::{Route, classify};
 pub use percent::CpuPercent;
 pub use policy::Outcome;
 pub use reject_reason::{RejectReason, Rejections};
 pub use snippet::Snippet;
-pub use source::{
-    BodyError, CpuSample, CpuSource, FixedSource, FromConfig, Role, ScriptedSource, SetupError,
-    SourceError, SourceErrorKind,
-};
+pub use source::{CpuSample, CpuSource, FixedSource, SourceError};
 pub use stats::Stats;
 pub use status::ClusterStatus;
 pub use text::{Secret, Text};

@@ -53,7 +53,7 @@ pub const STATIC_EXTENSIONS: [&str; 11] = [
 /// excludes. It only ever narrows Fess's exclusion.
 ///
 /// ```
-/// use load_core::{PathRules, Route, StaticFiles};
+/// use load_core::{Route, path::{PathRules, StaticFiles}};
 ///
 /// let fess = PathRules::FESS; // static files everywhere
 /// assert_eq!(fess.classify("/api/v1/documents/42.css"), Route::Excluded);
@@ -130,7 +130,7 @@ fn at_or_under(prefixes: &[&str], path: &[u8]) -> bool {
 /// matches nothing.
 ///
 /// ```
-/// use load_core::{PathRules, Route, StaticFiles};
+/// use load_core::{Route, path::{PathRules, StaticFiles}};
 ///
 /// let rules = PathRules::FESS
 ///     .static_files(StaticFiles::Under(&["/assets"]))
@@ -526,7 +526,7 @@ const fn is_unreserved(b: u8) -> bool {
 /// classified.
 ///
 /// ```
-/// use load_core::decode_unreserved;
+/// use load_core::path::decode_unreserved;
 ///
 /// let decoded: Vec<u8> = decode_unreserved(b"%61dmin%2Fx").collect();
 /// assert_eq!(decoded, b"admin%2Fx");

@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use crate::{ControlConfig, CpuPercent, FailurePolicy, Instant, Smoothing, Threshold};
+use crate::{ControlConfig, CpuPercent, FailurePolicy, Instant, Threshold, config::Smoothing};
 
 /// What one poll produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -168,7 +168,7 @@ impl ClusterStatus {
     }
 
     /// Which of the source's addresses answered the last successful poll (an index into
-    /// [`crate::ClusterUrls`]); `None` before the first.
+    /// [`crate::config::ClusterUrls`]); `None` before the first.
     #[must_use]
     pub fn endpoint(&self) -> Option<u8> {
         match self.endpoint.load(Ordering::Relaxed) {

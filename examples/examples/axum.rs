@@ -22,8 +22,9 @@ use axum::routing::get;
 use axum::{Json, Router, ServiceExt};
 use futures::future::Either;
 use load_tokio::{
-    BackgroundGate, Config, FromConfig, LoadCollector, LoadControlLayer, LoadGuard,
-    OpenSearchSource, Role, SystemSource, dashboard,
+    BackgroundGate, Config, LoadCollector, LoadControlLayer, LoadGuard, OpenSearchSource,
+    SystemSource, dashboard,
+    source::{FromConfig, Role},
 };
 use prometheus_client::registry::Registry;
 use serde_json::{Value, json};

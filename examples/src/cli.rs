@@ -7,7 +7,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use load_smol::{ClusterUrls, Config, UrlError, keys};
+use load_smol::{
+    Config,
+    config::{ClusterUrls, UrlError, keys},
+};
 
 /// Which runtime serves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -78,7 +78,8 @@ impl std::error::Error for SearchError {}
 impl From<SourceError> for SearchError {
     fn from(error: SourceError) -> Self {
         match error.kind() {
-            load_smol::SourceErrorKind::Body(_) | load_smol::SourceErrorKind::Protocol => {
+            load_smol::source::SourceErrorKind::Body(_)
+            | load_smol::source::SourceErrorKind::Protocol => {
                 SearchError::Unreadable(error.to_string())
             }
             _ => SearchError::Unavailable(error.to_string()),

@@ -307,7 +307,7 @@ fn the_local_chart_shades_the_paused_work() {
 fn smoothing_adds_the_line_that_decides() {
     let mut config = Config::default();
     config.control.web_threshold = 70.into();
-    config.control.smoothing = load_smol::Smoothing::Ewma {
+    config.control.smoothing = load_smol::config::Smoothing::Ewma {
         tau: Duration::from_secs(5),
     };
     let control = LoadControl::from_config(&config.control);

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use load_core::{PathRules, Route};
+use load_core::{Route, path::PathRules};
 
 fuzz_target!(|target: &[u8]| {
     let route = PathRules::FESS.classify(target);

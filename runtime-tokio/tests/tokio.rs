@@ -15,7 +15,8 @@ use load_tests::Answer;
 use load_tests::{Reply, Stub};
 use load_tokio::{
     BackgroundGate, ControlConfig, CpuPercent, CpuSample, CpuSource, LoadControlLayer, LoadGuard,
-    NodeUrl, OpenSearchOptions, OpenSearchSource, Route, SourceError, StaticFiles, Tokio,
+    OpenSearchOptions, OpenSearchSource, Route, SourceError, Tokio, config::NodeUrl,
+    path::StaticFiles,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower_layer::Layer;

@@ -9,8 +9,9 @@ use std::time::Duration;
 use load_core::history::LocalHistory;
 use load_core::monitor::{self, LocalSink, Schedule};
 use load_core::{
-    AdaptiveGate, Config, ControlConfig, CpuPercent, CpuSource, FailureCounter, FromConfig,
-    GateThreshold, Pass, Role, SetupError, StdClock,
+    AdaptiveGate, Config, ControlConfig, CpuPercent, CpuSource, FailureCounter, GateThreshold,
+    Pass, StdClock,
+    source::{FromConfig, Role, SetupError},
 };
 
 use crate::Runtime;

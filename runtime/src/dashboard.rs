@@ -35,7 +35,8 @@ use std::time::Duration;
 use load_core::history::{ClusterPoint, HISTORY_LEN, LocalPoint, Timeline};
 use load_core::{
     AdmissionMode, AdmissionStats, Clock, Config, CpuPercent, CpuSource, GateThreshold, Instant,
-    Mode, RejectReason, Rejections, Smoothing, Threshold, keys,
+    Mode, RejectReason, Rejections, Threshold,
+    config::{Smoothing, keys},
 };
 
 use crate::{BackgroundGate, LoadGuard, Runtime};

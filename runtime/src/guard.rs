@@ -9,7 +9,8 @@ use load_core::history::ClusterHistory;
 use load_core::monitor::{self, ClusterSink, Schedule};
 use load_core::{
     Admission, Clock, ClusterStatus, Config, ControlConfig, CpuPercent, CpuSource, Decision,
-    FromConfig, LoadControl, Role, Route, SetupError, Stats, StdClock,
+    LoadControl, Route, Stats, StdClock,
+    source::{FromConfig, Role, SetupError},
 };
 
 use crate::task::TaskState;
@@ -33,10 +34,10 @@ use crate::{RequestPermit, Runtime};
 /// `/api/v1/documents/42.css` reaches the handler however busy the cluster is. Say where
 /// your static files live and the rule applies there only:
 /// `config.control.static_files = StaticFiles::Under(&["/css", "/js"])`
-/// ([`load_core::StaticFiles`]).
+/// ([`load_core::path::StaticFiles`]).
 ///
 /// ```
-/// use load_core::{Config, CpuPercent, Decision, FixedSource, StaticFiles};
+/// use load_core::{Config, CpuPercent, Decision, FixedSource, path::StaticFiles};
 /// # #[derive(Clone, Default)] struct Rt;
 /// # impl load_core::Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
 /// # impl load_runtime::Runtime for Rt { fn spawn(&self, _: impl std::future::Future<Output = ()> + Send + 'static) {} }

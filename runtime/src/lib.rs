@@ -37,12 +37,10 @@ pub use load_core::busy::BusyResponse;
 #[doc(no_inline)]
 pub use load_core::{
     AdaptiveGate, Admission, AdmissionMode, AdmissionStats, Clock, ClusterConfig, ClusterStatus,
-    ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig, CpuPercent, CpuSample,
-    CpuSource, CpuSourceKind, Decision, FailureCounter, FailurePolicy, FixedSource, FromConfig,
-    GateThreshold, Instant, LoadControl, ManualClock, Mode, NodeUrl, Origin, Outcome, Pass,
-    RejectReason, Rejections, Role, Route, ScriptedSource, Secret, Settings, SetupError, Sleep,
-    Smoothing, SourceError, SourceErrorKind, StaticFiles, Stats, StdClock, Text, Threshold,
-    UrlError, history, keys, monitor,
+    Config, ConfigError, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, FailureCounter,
+    FailurePolicy, FixedSource, GateThreshold, Instant, LoadControl, ManualClock, Mode, Outcome,
+    Pass, RejectReason, Rejections, Route, Secret, Settings, Sleep, SourceError, Stats, StdClock,
+    Text, Threshold, config, history, monitor, path, source,
 };
 
 /// The runtime layer's names that every runtime adapter (`load-smol`, `load-async-std`,
@@ -74,14 +72,12 @@ macro_rules! adapter_exports {
         #[doc(no_inline)]
         pub use $crate::{
             AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse,
-            Clock, ClusterConfig, ClusterStatus, ClusterUrls, Config, ConfigError, ConfigErrorKind,
-            ControlConfig, CpuPercent, CpuSample, CpuSource, CpuSourceKind, Decision,
-            FailureCounter, FailurePolicy, FixedSource, FromConfig, GateThreshold, Instant,
-            LoadControl, ManualClock, Mode, NodeUrl, Origin, Outcome, Pass, PendingPermit,
-            ReadConfigError, RejectReason, Rejections, RequestPermit, Role, Route, Runtime,
-            ScriptedSource, Secret, Settings, SetupError, Sleep, Smoothing, SourceError,
-            SourceErrorKind, StaticFiles, Stats, StdClock, Text, Threshold, UrlError, env_config,
-            history, keys, monitor, read_config, read_config_with_env,
+            Clock, ClusterConfig, ClusterStatus, Config, ConfigError, ControlConfig, CpuPercent,
+            CpuSample, CpuSource, Decision, FailureCounter, FailurePolicy, FixedSource,
+            GateThreshold, Instant, LoadControl, ManualClock, Mode, Outcome, Pass, PendingPermit,
+            ReadConfigError, RejectReason, Rejections, RequestPermit, Route, Runtime, Secret,
+            Settings, Sleep, SourceError, Stats, StdClock, Text, Threshold, config, env_config,
+            history, monitor, path, read_config, read_config_with_env, source,
         };
     };
 }

@@ -49,7 +49,7 @@ use load_core::monitor::{ClusterSink, Sink};
 use load_core::node_stats::{PoolCounters, PoolTracker, SearchPool};
 use load_core::{
     Admission, AdmissionMode, Clock, ClusterStatus, ControlConfig, CpuPercent, CpuSample, Instant,
-    LoadControl, Permit, Smoothing, Threshold,
+    LoadControl, Permit, Threshold, config::Smoothing,
 };
 
 /// The web threshold, as in the real experiment.

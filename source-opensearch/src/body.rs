@@ -2,7 +2,7 @@
 
 use futures::io::AsyncReadExt;
 use load_core::node_stats::ParseError;
-use load_core::{SourceError, SourceErrorKind};
+use load_core::{SourceError, source::SourceErrorKind};
 
 /// The whole body, or [`ParseError::TooLarge`] when its announced length or the bytes
 /// that came are over `cap` (reading stops one byte past it).

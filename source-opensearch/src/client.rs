@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use load_core::{ClusterConfig, ClusterUrls, SourceError, SourceErrorKind};
+use load_core::{ClusterConfig, SourceError, config::ClusterUrls, source::SourceErrorKind};
 
 use crate::body::read_body;
 use crate::errors::{describe_error_body, send_error};
@@ -100,7 +100,7 @@ impl ClusterResponse {
 /// - Credentials go in a header only, never in a log line, an error or `Debug`.
 ///
 /// ```no_run
-/// use load_core::ClusterUrls;
+/// use load_core::config::ClusterUrls;
 /// use load_opensearch::{ClusterClient, Method, OpenSearchOptions};
 /// # async fn f() -> Result<(), load_core::SourceError> {
 /// let urls = ClusterUrls::parse("http://127.0.0.1:9200").expect("an address");

@@ -1,7 +1,7 @@
 //! What a failed exchange is, in this crate's words: no connection (and why), a connection
 //! that closed or answered in another protocol, or an error body summed up.
 
-use load_core::{SourceError, SourceErrorKind};
+use load_core::{SourceError, source::SourceErrorKind};
 
 use crate::connections::{Failure, Phase};
 

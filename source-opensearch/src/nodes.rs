@@ -10,7 +10,11 @@ use std::time::Duration;
 use async_native_tls::TlsConnector;
 use futures::future::{Either, select};
 use load_core::node_stats::Limits;
-use load_core::{ClusterConfig, ClusterUrls, NodeUrl, SourceError, SourceErrorKind};
+use load_core::{
+    ClusterConfig, SourceError,
+    config::{ClusterUrls, NodeUrl},
+    source::SourceErrorKind,
+};
 use surf::http::auth::BasicAuth;
 
 use crate::OpenSearchOptions;

@@ -6,8 +6,9 @@ use std::sync::Mutex;
 
 use load_core::node_stats::{Limits, NODE_STATS_PATH, PoolTracker, parse_node_stats_tracked};
 use load_core::{
-    ClusterUrls, Config, ConfigError, ConfigErrorKind, CpuSample, CpuSource, FromConfig, NodeUrl,
-    Origin, Role, SetupError, Snippet, SourceError, SourceErrorKind, keys,
+    Config, ConfigError, CpuSample, CpuSource, Snippet, SourceError,
+    config::{ClusterUrls, ConfigErrorKind, NodeUrl, Origin, keys},
+    source::{FromConfig, Role, SetupError, SourceErrorKind},
 };
 
 use crate::body::{read_body, read_capped};
@@ -37,7 +38,7 @@ const CONNECTIONS: usize = 2;
 ///   `200` with failed nodes is a success whose sample records how many failed.
 ///
 /// ```no_run
-/// use load_core::{CpuSource, NodeUrl};
+/// use load_core::{CpuSource, config::NodeUrl};
 /// use load_opensearch::OpenSearchSource;
 /// # async fn f() -> Result<(), load_core::SourceError> {
 /// let url = NodeUrl::parse("https://admin:secret@search.example:9200").expect("url");

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::locate::{Located, locate};
-use load_core::{Clock, CpuPercent, CpuSample, CpuSource, Instant, SourceError, SourceErrorKind};
+use load_core::{
+    Clock, CpuPercent, CpuSample, CpuSource, Instant, SourceError, source::SourceErrorKind,
+};
 
 /// Why a cgroup could not be read: which file, and what was wrong with it.
 #[derive(Debug)]

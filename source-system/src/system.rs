@@ -6,8 +6,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use load_core::{
-    Config, ConfigError, ConfigErrorKind, CpuPercent, CpuSample, CpuSource, CpuSourceKind,
-    FromConfig, Origin, Role, SetupError, Snippet, SourceError, SourceErrorKind, StdClock, keys,
+    Config, ConfigError, CpuPercent, CpuSample, CpuSource, Snippet, SourceError, StdClock,
+    config::{ConfigErrorKind, CpuSourceKind, Origin, keys},
+    source::{FromConfig, Role, SetupError, SourceErrorKind},
 };
 use sysinfo::{MINIMUM_CPU_UPDATE_INTERVAL, System};
 
@@ -113,7 +114,7 @@ impl SystemSource {
     /// container's own view).
     ///
     /// ```no_run
-    /// use load_core::{CpuSourceKind, Role};
+    /// use load_core::{config::CpuSourceKind, source::Role};
     /// use load_system::SystemSource;
     ///
     /// // What a service's request control reads: its container's CPU where the container
@@ -274,7 +275,7 @@ impl CpuSource for SystemSource {
 /// was chosen is logged at INFO and available from [`SystemSource::measures`].
 ///
 /// ```no_run
-/// use load_core::{Config, FromConfig, Role};
+/// use load_core::{Config, source::{FromConfig, Role}};
 /// use load_system::SystemSource;
 ///
 /// let config = Config::from_properties("adaptive.load.control=50")?;

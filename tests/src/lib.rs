@@ -42,7 +42,7 @@ pub const OPENSEARCH_URL_VAR: &str = "LOAD_OPENSEARCH_URL";
 /// A message naming the value and what is wrong with it.
 pub fn check_cluster_url(value: &str) -> Result<&str, String> {
     let url = value.strip_suffix('/').unwrap_or(value);
-    let parsed = load_core::NodeUrl::parse(url).map_err(|e| {
+    let parsed = load_core::config::NodeUrl::parse(url).map_err(|e| {
         format!(
             "{OPENSEARCH_URL_VAR}={value:?} is not a cluster URL ({e}); expected http://HOST:PORT"
         )

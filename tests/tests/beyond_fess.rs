@@ -6,8 +6,9 @@ use std::time::Duration;
 use load_core::monitor::{ClusterSink, Sink, handle_outcome};
 use load_core::{
     ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, FailurePolicy,
-    Instant, LoadControl, ManualClock, Mode, Outcome, Route, ScriptedSource, Smoothing,
-    SourceError, SourceErrorKind, busy,
+    Instant, LoadControl, ManualClock, Mode, Outcome, Route, SourceError, busy,
+    config::Smoothing,
+    source::{ScriptedSource, SourceErrorKind},
 };
 use proptest::prelude::*;
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use load_core::{CpuPercent, CpuSourceKind, Instant, ManualClock};
+use load_core::{CpuPercent, Instant, ManualClock, config::CpuSourceKind};
 use load_system::{Cgroup, CgroupSource, CgroupVersion, LocalCpu, SystemSource};
 
 fn tree(name: &str) -> PathBuf {
@@ -262,7 +262,7 @@ fn this_process_finds_its_own_cgroup() {
         LocalCpu::Host { cpus } => cpus,
         other => panic!("{other:?}"),
     };
-    let measures = SystemSource::own(CpuSourceKind::Auto, load_core::Role::Cluster)
+    let measures = SystemSource::own(CpuSourceKind::Auto, load_core::source::Role::Cluster)
         .expect("source")
         .measures();
     let limited = Cgroup::own()

@@ -133,7 +133,7 @@ fn fess(segments: &[String], trailing: bool) -> Route {
     }
     let last = segments.last().expect("non-empty");
     if !trailing
-        && load_core::STATIC_EXTENSIONS
+        && load_core::path::STATIC_EXTENSIONS
             .iter()
             .any(|ext| last.ends_with(ext))
     {

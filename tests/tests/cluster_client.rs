@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use load_core::{ClusterUrls, SourceErrorKind};
+use load_core::{config::ClusterUrls, source::SourceErrorKind};
 use load_opensearch::OpenSearchOptions;
 use load_opensearch::{ClusterClient, Method};
 use load_tests::{Reply, Stub, dead_url};

@@ -2,7 +2,7 @@
 
 use load_core::{
     AdaptiveGate, Clock, ClusterConfig, ClusterStatus, Config, ConfigError, ControlConfig,
-    CpuGauge, FailureCounter, LoadControl, ManualClock, SetupError, SourceError, Threshold,
+    CpuGauge, FailureCounter, LoadControl, ManualClock, SourceError, Threshold, source::SetupError,
 };
 
 fn send_sync<T: Send + Sync>() {}

@@ -186,13 +186,13 @@ fn real_captures_read_as_their_cluster() {
     }
 }
 
-/// The README's key tables say what `load_core::keys::TABLE` says: every key is listed once,
+/// The README's key tables say what `load_core::config::keys::TABLE` says: every key is listed once,
 /// with its default as the table shows it, and every environment variable with its key.
 #[test]
 fn readme_key_tables_follow_the_key_table() {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
         .expect("README.md");
-    for key in &load_core::keys::TABLE {
+    for key in &load_core::config::keys::TABLE {
         let rows: Vec<&str> = readme
             .lines()
             .filter(|line| line.starts_with(&format!("| `{}` |", key.name())))

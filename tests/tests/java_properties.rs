@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
-use load_core::keys;
+use load_core::config::keys;
 use load_core::properties::Properties;
 use proptest::prelude::*;
 

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use load_core::{Config, CpuPercent, CpuSource, FixedSource, NodeUrl, RejectReason};
+use load_core::{Config, CpuPercent, CpuSource, FixedSource, RejectReason, config::NodeUrl};
 use load_opensearch::{OpenSearchOptions, OpenSearchSource};
 use load_runtime::{BackgroundGate, LoadGuard, Runtime};
 use load_tests::logs::{self, Record};
@@ -332,7 +332,8 @@ fn cgroup_fallback_is_one_line() {
     logs::start();
     let odd = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/cgroup/odd");
     let source =
-        load_system::SystemSource::with_kind(load_core::CpuSourceKind::Cgroup, &odd).expect("host");
+        load_system::SystemSource::with_kind(load_core::config::CpuSourceKind::Cgroup, &odd)
+            .expect("host");
     assert!(matches!(
         source.measures(),
         load_system::LocalCpu::Host { .. }

@@ -35,7 +35,7 @@ fn fess(path: &str, web: i32, api: i32, cpu: u8) -> Decision {
     let excluded = under("/admin")
         || under("/error")
         || under("/login")
-        || load_core::STATIC_EXTENSIONS
+        || load_core::path::STATIC_EXTENSIONS
             .iter()
             .any(|ext| path.ends_with(ext));
     if excluded {
@@ -240,7 +240,7 @@ proptest! {
 
     #[test]
     fn classify_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
-        let _ = load_core::PathRules::FESS.classify(&bytes);
+        let _ = load_core::path::PathRules::FESS.classify(&bytes);
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use futures::future::Either;
 use load_async_std::AsyncStd;
 use load_core::node_stats::{NODE_STATS_PATH, parse_node_stats};
-use load_core::{Config, CpuPercent, CpuSource, FixedSource, NodeUrl};
+use load_core::{Config, CpuPercent, CpuSource, FixedSource, config::NodeUrl};
 use load_examples::app::App;
 use load_examples::server::{Serve, bind, start_app};
 use load_opensearch::{OpenSearchOptions, OpenSearchSource};
@@ -773,7 +773,7 @@ async fn the_secured_node_takes_the_right_credentials_only<R: Runtime + Default>
         .expect_err("a wrong password");
     assert_eq!(
         error.kind(),
-        load_core::SourceErrorKind::Status(401),
+        load_core::source::SourceErrorKind::Status(401),
         "{error}"
     );
     assert!(error.to_string().contains("401"), "{error}");
@@ -790,7 +790,11 @@ async fn the_secured_node_takes_the_right_credentials_only<R: Runtime + Default>
     .sample()
     .await
     .expect_err("an untrusted certificate");
-    assert_eq!(error.kind(), load_core::SourceErrorKind::Connect, "{error}");
+    assert_eq!(
+        error.kind(),
+        load_core::source::SourceErrorKind::Connect,
+        "{error}"
+    );
     println!(
         "secured node: right credentials 1 node; wrong password: {unauthorized}; no CA: {error}"
     );
@@ -846,7 +850,7 @@ async fn the_demo_searches_and_indexes_on_the_cluster<R: Runtime + Default>() {
     );
     // A fresh index each run.
     let client = load_opensearch::ClusterClient::cluster(
-        &load_core::ClusterUrls::parse(&cluster.url).expect("url"),
+        &load_core::config::ClusterUrls::parse(&cluster.url).expect("url"),
         &OpenSearchOptions::new(),
     )
     .expect("client");
@@ -932,7 +936,7 @@ async fn the_demo_searches_and_indexes_on_the_cluster<R: Runtime + Default>() {
     // The secured node through the same client type: its CA and credentials; a wrong
     // password is the cluster's answer, 401.
     let secure = secure();
-    let urls = load_core::ClusterUrls::parse(&secure.url).expect("url");
+    let urls = load_core::config::ClusterUrls::parse(&secure.url).expect("url");
     let with = |password: &str| {
         load_opensearch::ClusterClient::cluster(
             &urls,

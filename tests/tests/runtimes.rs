@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use load_core::{
-    BodyError, Config, CpuPercent, CpuSource, Decision, FixedSource, NodeUrl, Pass, Route,
-    SourceErrorKind,
+    Config, CpuPercent, CpuSource, Decision, FixedSource, Pass, Route,
+    config::NodeUrl,
+    source::{BodyError, SourceErrorKind},
 };
 use load_opensearch::{OpenSearchOptions, OpenSearchSource};
 use load_runtime::{BackgroundGate, LoadGuard, Runtime};
@@ -795,10 +796,12 @@ async fn from_config_and_the_file_reader<R: Runtime + Default>() {
     let no_url = Config::from_properties("web.load.control=80").expect("config");
     assert!(matches!(
         LoadGuard::<R, OpenSearchSource>::from_config(&no_url),
-        Err(load_core::SetupError::Config(load_core::ConfigError {
-            kind: load_core::ConfigErrorKind::Missing { .. },
-            ..
-        }))
+        Err(load_core::source::SetupError::Config(
+            load_core::ConfigError {
+                kind: load_core::config::ConfigErrorKind::Missing { .. },
+                ..
+            }
+        ))
     ));
     let mut bad = config;
     bad.control.exit_margin = 200;

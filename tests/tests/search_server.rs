@@ -5,7 +5,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use futures::future::Either;
-use load_core::{Config, CpuPercent, FixedSource, NodeUrl, Route};
+use load_core::{Config, CpuPercent, FixedSource, Route, config::NodeUrl};
 use load_examples::app::App;
 use load_examples::server::{RunningServer, Serve, bind, start_app};
 use load_opensearch::{OpenSearchOptions, OpenSearchSource};

@@ -525,7 +525,8 @@ pub fn preload(cluster: &str, addr: SocketAddr, documents: usize) -> Result<(), 
     {
         return Ok(());
     }
-    let urls = load_core::ClusterUrls::parse(cluster).map_err(|e| format!("{cluster}: {e}"))?;
+    let urls =
+        load_core::config::ClusterUrls::parse(cluster).map_err(|e| format!("{cluster}: {e}"))?;
     let connect = || {
         ClusterClient::cluster(
             &urls,

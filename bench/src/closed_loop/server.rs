@@ -275,7 +275,7 @@ mod tests {
     /// Each mode's file parses, and says what the mode is.
     #[test]
     fn each_mode_is_a_valid_configuration() {
-        use load_core::{AdmissionMode, Config, Smoothing};
+        use load_core::{AdmissionMode, Config, config::Smoothing};
         for mode in [Mode::Off, Mode::Fess, Mode::Ewma, Mode::Limit] {
             let config = Config::from_properties(&mode.properties("http://127.0.0.1:9200"))
                 .unwrap_or_else(|e| panic!("{}: {e}", mode.name()));

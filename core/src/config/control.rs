@@ -6,7 +6,7 @@ use core::time::Duration;
 use super::apply::{Apply, apply_entries};
 use super::{ConfigError, keys};
 use crate::properties::{Encoding, Properties};
-use crate::{GateThreshold, StaticFiles, Threshold};
+use crate::{GateThreshold, Threshold, path::StaticFiles};
 
 /// What a failed poll of the cluster means for requests (`load.control.failure.policy`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -155,7 +155,7 @@ pub struct ControlConfig {
     /// Paths this server declares never controlled (set in code; no key), beyond Fess's
     /// `/admin`, `/error` and `/login`: its metrics, health checks and probes, which must
     /// answer under any load. Whole segments on canonical targets (see
-    /// [`crate::PathRules`]); empty by default (Fess); fixed at construction of a
+    /// [`crate::path::PathRules`]); empty by default (Fess); fixed at construction of a
     /// [`crate::LoadControl`].
     pub uncontrolled: &'static [&'static str],
 }
@@ -195,8 +195,8 @@ impl ControlConfig {
     /// How requests are classified: [`ControlConfig::static_files`] and
     /// [`ControlConfig::uncontrolled`] over Fess's rules.
     #[must_use]
-    pub const fn paths(&self) -> crate::PathRules {
-        crate::PathRules {
+    pub const fn paths(&self) -> crate::path::PathRules {
+        crate::path::PathRules {
             static_files: self.static_files,
             uncontrolled: self.uncontrolled,
         }

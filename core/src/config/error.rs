@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::{Snippet, UrlError};
+use crate::{Snippet, config::UrlError};
 
 /// Why a configuration was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +83,7 @@ impl fmt::Display for Origin {
 /// with `…`, and say so with [`Snippet::is_truncated`]).
 ///
 /// ```
-/// use load_core::{Config, ConfigErrorKind, Origin};
+/// use load_core::{Config, config::{ConfigErrorKind, Origin}};
 ///
 /// let error = Config::from_properties("# tuning\nweb.load.control = eighty\n").unwrap_err();
 /// assert_eq!(error.at, Origin::Line(2));

@@ -63,7 +63,7 @@ pub const ADMISSION_INITIAL: &str = "load.control.admission.initial";
 /// and how its value is read, checked and shown.
 ///
 /// ```
-/// use load_core::{Config, Threshold, keys};
+/// use load_core::{Config, Threshold, config::keys};
 ///
 /// let key = keys::find("web.load.control").expect("a key");
 /// let mut config = Config::new();
@@ -73,7 +73,7 @@ pub const ADMISSION_INITIAL: &str = "load.control.admission.initial";
 /// assert_eq!(key.value(&Config::DEFAULT).to_string(), key.default_value().to_string());
 /// assert!(!key.needs_restart());
 /// assert!(key.is_control());
-/// # Ok::<(), load_core::ConfigErrorKind>(())
+/// # Ok::<(), load_core::config::ConfigErrorKind>(())
 /// ```
 #[derive(Clone, Copy)]
 pub struct Key {

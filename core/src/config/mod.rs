@@ -180,7 +180,7 @@ impl Config {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use load_core::{Config, ConfigErrorKind};
+    /// use load_core::{Config, config::ConfigErrorKind};
     ///
     /// let mut config = Config::new();
     /// config.control.exit_margin = 101;

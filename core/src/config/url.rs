@@ -129,7 +129,7 @@ impl NodeUrl {
     /// The address with any userinfo removed.
     ///
     /// ```
-    /// use load_core::NodeUrl;
+    /// use load_core::config::NodeUrl;
     ///
     /// let url = NodeUrl::parse("https://admin:secret@host:9200/").expect("url");
     /// assert_eq!(url.without_credentials().as_str(), "https://host:9200/");
@@ -199,13 +199,13 @@ impl fmt::Debug for NodeUrl {
 /// `Display` and `Debug` hide every password.
 ///
 /// ```
-/// use load_core::ClusterUrls;
+/// use load_core::config::ClusterUrls;
 ///
 /// let urls = ClusterUrls::parse("http://node1:9200, https://admin:pw@[::1]:9200")?;
 /// assert_eq!(urls.len(), 2);
 /// assert_eq!(urls.get(1).map(|u| u.to_string()).as_deref(), Some("https://admin:***@[::1]:9200"));
 /// assert_eq!(urls.to_string(), "http://node1:9200,https://admin:***@[::1]:9200");
-/// # Ok::<(), load_core::UrlError>(())
+/// # Ok::<(), load_core::config::UrlError>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct ClusterUrls {
@@ -292,7 +292,7 @@ impl ClusterUrls {
     /// holds an `@` is shown as `…`.
     ///
     /// ```
-    /// use load_core::ClusterUrls;
+    /// use load_core::config::ClusterUrls;
     ///
     /// let shown = ClusterUrls::redact("http://a:9200, https://admin:pa,ss@b:99999");
     /// assert_eq!(shown.as_str(), "http://a:9200,https://admin:***@b:99999");

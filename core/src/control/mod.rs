@@ -9,8 +9,8 @@ use crate::admission::{Bound, Law, Limiter};
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use crate::policy::{Hysteresis, Outcome, Signal, SignalPolicy};
 use crate::{
-    AdmissionMode, ControlConfig, CpuGauge, CpuPercent, FailurePolicy, Instant, Mode, PathRules,
-    Reading, RejectReason, Rejections, Route, Threshold,
+    AdmissionMode, ControlConfig, CpuGauge, CpuPercent, FailurePolicy, Instant, Mode, Reading,
+    RejectReason, Rejections, Route, Threshold, path::PathRules,
 };
 
 mod limit;
@@ -210,7 +210,7 @@ impl LoadControl {
     /// Decides a request by its target (path, `;params` and `?query` as received).
     ///
     /// In order: excluded requests pass ([`PathRules::classify`], with the configured
-    /// [`crate::StaticFiles`] and uncontrolled paths); a class whose threshold is off passes; otherwise the request is
+    /// [`crate::path::StaticFiles`] and uncontrolled paths); a class whose threshold is off passes; otherwise the request is
     /// rejected while its class is in the rejecting state (with Fess's settings: while the
     /// cluster CPU is at or above the threshold). In [`Mode::Monitor`] it is admitted and
     /// counted instead.

@@ -1,7 +1,7 @@
 //! The `Retry-After` a rejection answers with, and its jitter.
 
 use crate::atomic::{AtomicU32, Ordering};
-use crate::{MAX_JITTER, MAX_SECONDS};
+use crate::config::{MAX_JITTER, MAX_SECONDS};
 
 /// The `Retry-After` a rejection answers with: a base and a jitter, packed in one word so
 /// that a reconfiguration changes both at once, and the jitter's pseudo-random state.

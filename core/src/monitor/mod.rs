@@ -159,7 +159,8 @@ mod tests {
     use super::*;
     use crate::{
         AdaptiveGate, ClusterStatus, CpuPercent, CpuSample, FixedSource, Instant, LoadControl,
-        ManualClock, ScriptedSource, SourceError, SourceErrorKind,
+        ManualClock, SourceError,
+        source::{ScriptedSource, SourceErrorKind},
     };
 
     /// A source that records when it was polled and takes `cost` of simulated time.

@@ -12,7 +12,7 @@ use crate::{CpuSample, FailureCounter, Instant, Outcome, SourceError};
 ///
 /// ```
 /// use load_core::monitor::{ClusterSink, handle_outcome};
-/// use load_core::{ClusterStatus, Instant, LoadControl, SourceError, SourceErrorKind};
+/// use load_core::{ClusterStatus, Instant, LoadControl, SourceError, source::SourceErrorKind};
 ///
 /// let control = LoadControl::new(80, 100);
 /// let status = ClusterStatus::new();

@@ -23,7 +23,7 @@ use crate::node_stats::SearchPool;
 /// [`CpuSource`]) so a test can read [`ScriptedSource::taken`] while a monitor runs.
 ///
 /// ```
-/// use load_core::{CpuPercent, CpuSample, CpuSource, ScriptedSource, SourceError, SourceErrorKind};
+/// use load_core::{CpuPercent, CpuSample, CpuSource, SourceError, source::{ScriptedSource, SourceErrorKind}};
 ///
 /// static SCRIPT: [Result<CpuSample, SourceError>; 2] = [
 ///     Ok(CpuSample::local(CpuPercent::new(90))),
@@ -46,7 +46,7 @@ use crate::node_stats::SearchPool;
 ///
 /// ```
 /// use load_core::node_stats::SearchPool;
-/// use load_core::{CpuPercent, CpuSample, CpuSource, ScriptedSource, SourceError};
+/// use load_core::{CpuPercent, CpuSample, CpuSource, SourceError, source::ScriptedSource};
 ///
 /// const fn busy(cpu: u8, queued_milli: u32) -> Result<CpuSample, SourceError> {
 ///     Ok(CpuSample::local(CpuPercent::new(cpu))

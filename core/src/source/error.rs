@@ -34,7 +34,7 @@ pub enum SourceErrorKind {
 /// It never carries credentials: sources must not put them in the detail.
 ///
 /// ```
-/// use load_core::{SourceError, SourceErrorKind};
+/// use load_core::{SourceError, source::SourceErrorKind};
 ///
 /// let error = SourceError::new(SourceErrorKind::Status(401), "Unauthorized");
 /// assert_eq!(error.to_string(), "HTTP status 401: Unauthorized");
@@ -89,7 +89,7 @@ impl SourceError {
     /// the address without its credentials). `Display` then starts with it.
     ///
     /// ```
-    /// use load_core::{SourceError, SourceErrorKind};
+    /// use load_core::{SourceError, source::SourceErrorKind};
     ///
     /// let error = SourceError::of(SourceErrorKind::Timeout).at("http://node2:9200");
     /// assert_eq!(error.to_string(), "http://node2:9200: timed out");

@@ -33,7 +33,7 @@ impl fmt::Display for Role {
 /// A source of your own, which reads nothing from the configuration:
 ///
 /// ```
-/// use load_core::{Config, CpuPercent, CpuSample, CpuSource, FromConfig, Role, SetupError, SourceError};
+/// use load_core::{Config, CpuPercent, CpuSample, CpuSource, SourceError, source::{FromConfig, Role, SetupError}};
 ///
 /// struct Quiet;
 ///

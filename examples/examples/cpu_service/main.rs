@@ -52,8 +52,8 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use load_tokio::{
-    Config, CpuSample, CpuSource, FromConfig, LoadControlLayer, LoadGuard, Role, SourceError,
-    SystemSource,
+    Config, CpuSample, CpuSource, LoadControlLayer, LoadGuard, SourceError, SystemSource,
+    source::{FromConfig, Role},
 };
 use tower::ServiceBuilder;
 use tower_layer::Layer;

@@ -18,8 +18,8 @@ use hyper::{Request, Response};
 use load_runtime::{BackgroundGate, LoadGuard};
 use load_smol::monitor::Stop;
 use load_smol::{
-    Admission, Config, FixedSource, FromConfig, OpenSearchSource, PendingPermit, Role, Runtime,
-    SystemSource,
+    Admission, Config, FixedSource, OpenSearchSource, PendingPermit, Runtime, SystemSource,
+    source::{FromConfig, Role},
 };
 
 use crate::corpus::{Corpus, DEFAULT_DOCUMENTS};

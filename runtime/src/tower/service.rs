@@ -25,7 +25,7 @@ use crate::{LoadGuard, PendingPermit, Runtime};
 /// cap bounds is the requests the inner service is serving.
 ///
 /// Fess's static-file rule applies as the guard's configuration says: set
-/// `ControlConfig::static_files` ([`crate::StaticFiles`]) so that a route such as
+/// `ControlConfig::static_files` ([`crate::path::StaticFiles`]) so that a route such as
 /// `/api/v1/documents/{id}` is controlled whatever extension the id ends with.
 ///
 /// Readiness is the inner service's: like other tower middleware that can answer by itself,

@@ -14,11 +14,7 @@ use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use load_core::monitor::{ClusterSink, handle_outcome};
 use load_core::node_stats::{ParseError, parse_node_stats};
-use load_core::{
-    AdaptiveGate, ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision,
-    FailureCounter, FailureLevel, Instant, LoadControl, Origin, Outcome, Pass, Route,
-    ScriptedSource, SourceError, SourceErrorKind, Threshold, classify,
-};
+use load_core::{AdaptiveGate, ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, FailureCounter, FailureLevel, Instant, LoadControl, Outcome, Pass, Route, SourceError, Threshold, classify, config::Origin, source::{ScriptedSource, SourceErrorKind}};
 
 /// What a case returns: `Err(why)` on the first expectation that does not hold.
 type Check = Result<(), &'static str>;
