@@ -119,6 +119,17 @@ fn admit(c: &mut Criterion) {
         let limit = control_in(AdmissionMode::Limit, cpu);
         group.bench_function(name, |b| b.iter(|| limit.admit(black_box(path), &clock)));
     }
+    // On a machine whose CPU is the front end's own (no search pool, one core): the flood
+    // bound also looks at requests as they come, so a request reads whether this bucket
+    // was looked at (an atomic load, and once a bucket a look).
+    for (name, cpu) in [
+        ("admit_limit_disarmed_own_cores", 50),
+        ("admit_limit_armed_own_cores", 95),
+    ] {
+        let limit = control_in(AdmissionMode::Limit, cpu);
+        limit.observe_load(None, Some(1));
+        group.bench_function(name, |b| b.iter(|| limit.admit(black_box(path), &clock)));
+    }
 
     // Armed, with the initial cap (8) held: every further request is rejected.
     let full = control_in(AdmissionMode::Limit, 95);

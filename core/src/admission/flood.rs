@@ -155,13 +155,16 @@ fn demand(arrivals: u64, elapsed: u64, before: u64) -> Demand {
 /// serves `capacity` a bucket (both in 256ths of a request): a surge is more than its cores
 /// serve (by a quarter and two requests, as noise), whatever the demand before, so that a
 /// burst after a quiet spell, or in a fresh front end's first second, is told from a flood
-/// too; anything less is calm over half a bucket.
+/// too; calm is no more than they serve, over half a bucket at least. Between the two the
+/// span goes on: a surge at twice what the cores serve is within a quarter of the noise's
+/// edge, and a calm verdict there let the bound go in a surge's first second (the local
+/// loop's step test, one round in two).
 fn demand_within(arrivals: u64, elapsed: u64, capacity: u64) -> Demand {
     let noise =
         (capacity + capacity / 4 + 2 * 256).saturating_mul(elapsed.max(BUCKET_MS)) / BUCKET_MS;
     if arrivals > noise {
         Demand::Surge
-    } else if elapsed >= SPAN_MS {
+    } else if elapsed >= SPAN_MS && arrivals <= capacity.saturating_mul(elapsed) / BUCKET_MS {
         Demand::Calm
     } else {
         Demand::Unknown
@@ -269,13 +272,27 @@ impl Flood {
             .arrived
             .wrapping_sub(self.arrived.load(Ordering::Relaxed));
         let (arrivals, elapsed) = (u64::from(arrivals) * 256, u64::from(elapsed));
+        let before = u64::from(self.before.load(Ordering::Relaxed));
         let verdict = match seen.capacity {
-            Some(capacity) => demand_within(arrivals, elapsed, u64::from(capacity)),
-            None => demand(
-                arrivals,
-                elapsed,
-                u64::from(self.before.load(Ordering::Relaxed)),
-            ),
+            Some(capacity) => {
+                let capacity = u64::from(capacity);
+                match demand_within(arrivals, elapsed, capacity) {
+                    // More than the cores serve, and beyond the noise of a known rate before
+                    // (a request a bucket or more): a surge from light traffic is told
+                    // sooner than by the cores' noise alone, which a surge at twice what
+                    // they serve barely passes.
+                    Demand::Unknown
+                        if before >= 256
+                            && arrivals
+                                > capacity.saturating_mul(elapsed.max(BUCKET_MS)) / BUCKET_MS
+                            && demand(arrivals, elapsed, before) == Demand::Surge =>
+                    {
+                        Demand::Surge
+                    }
+                    verdict => verdict,
+                }
+            }
+            None => demand(arrivals, elapsed, before),
         };
         if verdict != Demand::Unknown {
             self.arrived.store(seen.arrived, Ordering::Relaxed);

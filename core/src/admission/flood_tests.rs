@@ -4,7 +4,8 @@ use super::*;
 
 /// Against the rate before: unknown below a request a bucket, a surge beyond a quarter
 /// and two requests, calm over a span that brings 8 at that rate. Against what a
-/// machine's cores serve: a surge beyond it by as much, calm over half a bucket.
+/// machine's cores serve: a surge beyond it by as much, calm at most what they serve over
+/// half a bucket or more, unknown between.
 #[test]
 fn demand_is_told_against_the_rate_before_or_what_the_cores_serve() {
     let r = |n: u64| n * 256;
@@ -51,6 +52,22 @@ fn demand_is_told_against_the_rate_before_or_what_the_cores_serve() {
         "beyond 33 + 8.25 + 2"
     );
     assert_eq!(demand_within(r(8), 100, r(33)), Demand::Calm);
+    assert_eq!(
+        demand_within(r(33), 100, r(33)),
+        Demand::Calm,
+        "what the cores serve"
+    );
+    assert_eq!(
+        demand_within(r(34), 100, r(33)),
+        Demand::Unknown,
+        "more than the cores serve, within the noise: the span goes on"
+    );
+    assert_eq!(
+        demand_within(r(66), 200, r(33)),
+        Demand::Calm,
+        "over two buckets"
+    );
+    assert_eq!(demand_within(r(34), 200, r(66)), Demand::Calm);
     assert_eq!(demand_within(r(8), 49, r(33)), Demand::Unknown);
     assert_eq!(
         demand_within(r(100), 3, r(33)),

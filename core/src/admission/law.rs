@@ -118,7 +118,9 @@ pub enum FloodBase {
 }
 
 /// When the flood bound looks at the in-flight count: once a bucket of
-/// [`super::window::BUCKET_MS`] milliseconds, at the first of what it names.
+/// [`super::window::BUCKET_MS`] milliseconds, at the first of what it names. On a machine
+/// whose CPU is the front end's own, requests too whatever the law says: its cores share
+/// themselves among everything in flight, and a surge stalls their completions.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Watch {

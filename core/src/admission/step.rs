@@ -172,7 +172,9 @@ impl Law {
     ///    ([`Law::error`]).
     /// 5. A flood bound over a node below the operating point, on average and now, is
     ///    released: a run of arrivals is not a flood. Disarmed, the class is unbounded
-    ///    again (as in 3).
+    ///    again (as in 3). Not on a machine's own load, whose pool is the in-flight count
+    ///    the bound holds down: there the bound lets go when the demand falls back
+    ///    ([`super::flood`]).
     /// 6. The first bounded poll (or the one that released a flood while armed) starts the
     ///    cap ([`Law::start`]) from the point with the relief ([`Law::relief`]): with
     ///    [`Start::Held`], over that point and saturated (or flooding), at the mean in
@@ -292,7 +294,10 @@ impl Law {
         // and now.
         let below = idle_now && load <= f64::from(law.target);
 
-        let quiet = if self.flood == FloodBase::Below && !below {
+        // On a machine's own load, as with `FloodBase::Below`: its pool is what the front
+        // end holds, so that a poll in a surge's first moments, before the flood bound
+        // engages, would take the surge for what a flood is measured against.
+        let quiet = if (self.flood == FloodBase::Below || poll.pool.is_none()) && !below {
             None
         } else {
             quiet
@@ -312,8 +317,10 @@ impl Law {
         let error = law.error(load, cpu);
         let fine = poll.fine;
 
-        // 5. A flood over a node below the operating point.
-        let release = poll.flooding && error < 0.0 && idle_now;
+        // 5. A flood over a node below the operating point. Not on a machine's own load:
+        // its pool is the in-flight count the flood bound holds down, below the point
+        // because the bound holds it there.
+        let release = poll.flooding && error < 0.0 && idle_now && poll.pool.is_some();
         let flooding = poll.flooding && !release;
         if release && !poll.armed {
             state.bounded = false;

@@ -151,7 +151,8 @@ impl LoadControl {
         }
         let now = clock.now();
         let armed = self.armed(word, route);
-        // With the flood watched at every request (a design the default does not take).
+        // The flood bound's look at a bucket's first request, where it watches requests (on a
+        // machine whose CPU is the front end's own, or with `Watch::Requests`).
         self.limiter.arrive(now, armed);
         let bound = self.limiter.bound(armed, Some(now));
         if self.limiter.try_enter(bound.limit()) {

@@ -4,7 +4,7 @@
 use super::Limiter;
 use crate::Instant;
 use crate::admission::flood::{FLOOD_STRETCH, Seen};
-use crate::admission::law::FloodBase;
+use crate::admission::law::{FloodBase, Watch};
 use crate::atomic::Ordering;
 
 impl Limiter {
@@ -31,9 +31,18 @@ impl Limiter {
     /// last bucket's mean latency at least [`FLOOD_STRETCH`] times the least); the bound
     /// then holds it at twice that. A burst is not a flood: it arrives at once and then
     /// drains.
+    ///
+    /// A look at an `arrival` on a machine whose CPU is the front end's own waits for the
+    /// capacity of its cores to be known (a completion in the window): before it, growth
+    /// alone would tell a ramp of slow requests from a flood no better than a node's
+    /// front end could ([`crate::admission::Law::ARRIVALS`]).
     #[cold]
-    pub(super) fn look(&self, now: Instant, epoch: u32, armed: bool) {
+    pub(super) fn look(&self, now: Instant, epoch: u32, armed: bool, arrival: bool) {
         let capped = armed;
+        let capacity = self.capacity(now);
+        if arrival && self.law.watch != Watch::Requests && capacity.is_none() {
+            return;
+        }
         let held = self.counts.in_flight();
         let estimate = self.window.estimate(now);
         // Capped, the class is bounded already: a flood is what the CPU has not seen yet.
@@ -43,7 +52,7 @@ impl Limiter {
             held,
             arrived: self.counts.arrived(),
             ms: now.as_millis() as u32,
-            capacity: self.capacity(now),
+            capacity,
             cap: if self.law.flood != FloodBase::Now {
                 (quiet >> 8).max(1)
             } else {
