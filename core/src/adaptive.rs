@@ -13,7 +13,7 @@ use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
 use futures::future::{Either, select};
 
 use crate::waiters::{Registration, WaitList};
-use crate::{Clock, CpuGauge, CpuPercent, Instant, Sleep};
+use crate::{Clock, CpuPercent, Instant, Sleep, gauge::CpuGauge};
 
 /// How a wait on an [`AdaptiveGate`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -28,7 +28,7 @@ impl FailureLevel {
 /// streak. Atomic, so it never races however the monitor is driven.
 ///
 /// ```
-/// use load_core::{FailureCounter, FailureLevel};
+/// use load_core::{failures::{FailureCounter, FailureLevel}};
 ///
 /// let counter = FailureCounter::new();
 /// let levels: Vec<_> = (0..5).map(|_| counter.count_failure()).collect();

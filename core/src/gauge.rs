@@ -30,7 +30,7 @@ pub struct Reading {
 /// A new gauge reads `0 %` (Fess: until the first poll completes, the recorded CPU is 0).
 ///
 /// ```
-/// use load_core::{CpuGauge, CpuPercent};
+/// use load_core::{CpuPercent, gauge::CpuGauge};
 ///
 /// static GAUGE: CpuGauge = CpuGauge::new();
 /// assert_eq!(GAUGE.cpu(), Some(CpuPercent::ZERO));

@@ -15,10 +15,10 @@ pub mod admission;
 mod admission_stats;
 pub mod busy;
 pub mod config;
-mod control;
-mod failures;
+pub mod control;
+pub mod failures;
 mod gate_threshold;
-mod gauge;
+pub mod gauge;
 pub mod history;
 mod json;
 pub mod monitor;
@@ -33,29 +33,23 @@ mod snippet;
 pub mod source;
 mod stats;
 mod status;
-mod text;
+pub mod text;
 mod threshold;
 mod time;
 mod waiters;
 
 pub use adaptive::{AdaptiveGate, Pass, Wait};
 pub use admission_stats::AdmissionStats;
-pub use config::{
-    AdmissionMode, ClusterConfig, Config, ConfigError, ControlConfig, FailurePolicy, Mode,
-};
-pub use control::{Admission, Decision, LoadControl, Permit, Settings, Ticket, Transitions};
-pub use failures::{FailureCounter, FailureLevel};
+pub use config::{AdmissionMode, ClusterConfig, Config, ConfigError, ControlConfig, Mode};
+pub use control::{Admission, Decision, LoadControl, Permit, Settings};
 pub use gate_threshold::GateThreshold;
-pub use gauge::{CpuGauge, Reading};
-pub use path::{Route, classify};
+pub use path::Route;
 pub use percent::CpuPercent;
 pub use policy::Outcome;
 pub use reject_reason::{RejectReason, Rejections};
-pub use snippet::Snippet;
 pub use source::{CpuSample, CpuSource, FixedSource, SourceError};
 pub use stats::Stats;
 pub use status::ClusterStatus;
-pub use text::{Secret, Text};
 pub use threshold::Threshold;
 #[cfg(feature = "std")]
 pub use time::StdClock;

@@ -240,7 +240,7 @@ impl PathRules {
 /// # Examples
 ///
 /// ```
-/// use load_core::{classify, Route};
+/// use load_core::{Route, path::classify};
 ///
 /// assert_eq!(classify("/search?q=rust"), Route::Web);
 /// assert_eq!(classify("/api/v1/documents?q=x"), Route::Api);

@@ -3,7 +3,9 @@
 
 use core::time::Duration;
 
-use crate::{ControlConfig, CpuPercent, FailurePolicy, Instant, Threshold, config::Smoothing};
+use crate::{
+    ControlConfig, CpuPercent, Instant, Threshold, config::FailurePolicy, config::Smoothing,
+};
 
 /// What one poll produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -47,7 +47,7 @@
 
 use core::fmt;
 
-use crate::Snippet;
+use crate::text::Snippet;
 
 /// A `\u` escape that is not four hex digits naming a character: the file is invalid, as
 /// in Java. Says on which line (where the logical line starts) and shows the rest of it.

@@ -6,7 +6,7 @@ use core::fmt;
 /// cut with `…`.
 ///
 /// ```
-/// use load_core::Snippet;
+/// use load_core::text::Snippet;
 ///
 /// let short = Snippet::<4>::new("hé€");
 /// assert_eq!(short.as_str(), "hé"); // `€` (3 bytes) does not fit

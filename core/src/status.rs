@@ -5,7 +5,8 @@ use core::fmt;
 
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use crate::{
-    CpuGauge, CpuPercent, CpuSample, FailureCounter, LoadControl, Rejections, Route, Transitions,
+    CpuPercent, CpuSample, LoadControl, Rejections, Route, control::Transitions,
+    failures::FailureCounter, gauge::CpuGauge,
 };
 
 /// `ClusterStatus::endpoint` before any successful poll.

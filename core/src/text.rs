@@ -1,12 +1,15 @@
 //! Text kept inline, so that [`crate::Config`] stays a small-enough `Copy` value without
-//! allocation: [`Text`] for plain values, [`Secret`] for a password.
+//! allocation: [`Text`] for plain values, [`Secret`] for a password, [`Snippet`] for a short
+//! piece of a bad value in an error.
+
+pub use crate::snippet::Snippet;
 
 use core::fmt;
 
 /// Up to `N` bytes of text, stored inline and never cut: [`Text::new`] refuses longer text.
 ///
 /// ```
-/// use load_core::Text;
+/// use load_core::text::Text;
 ///
 /// let path = Text::<16>::new("/etc/ca.pem").expect("fits");
 /// assert_eq!(path.as_str(), "/etc/ca.pem");
@@ -61,7 +64,7 @@ impl<const N: usize> fmt::Debug for Text<N> {
 /// and `Display`. Only [`Secret::expose`] gives it out.
 ///
 /// ```
-/// use load_core::Secret;
+/// use load_core::text::Secret;
 ///
 /// let password = Secret::new("hunter2").expect("fits");
 /// assert_eq!(format!("{password} {password:?}"), "*** Secret(***)");

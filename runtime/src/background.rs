@@ -9,8 +9,8 @@ use std::time::Duration;
 use load_core::history::LocalHistory;
 use load_core::monitor::{self, LocalSink, Schedule};
 use load_core::{
-    AdaptiveGate, Config, ControlConfig, CpuPercent, CpuSource, FailureCounter, GateThreshold,
-    Pass, StdClock,
+    AdaptiveGate, Config, ControlConfig, CpuPercent, CpuSource, GateThreshold, Pass, StdClock,
+    failures::FailureCounter,
     source::{FromConfig, Role, SetupError},
 };
 

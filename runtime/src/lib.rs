@@ -37,10 +37,10 @@ pub use load_core::busy::BusyResponse;
 #[doc(no_inline)]
 pub use load_core::{
     AdaptiveGate, Admission, AdmissionMode, AdmissionStats, Clock, ClusterConfig, ClusterStatus,
-    Config, ConfigError, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, FailureCounter,
-    FailurePolicy, FixedSource, GateThreshold, Instant, LoadControl, ManualClock, Mode, Outcome,
-    Pass, RejectReason, Rejections, Route, Secret, Settings, Sleep, SourceError, Stats, StdClock,
-    Text, Threshold, config, history, monitor, path, source,
+    Config, ConfigError, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, FixedSource,
+    GateThreshold, Instant, LoadControl, ManualClock, Mode, Outcome, Pass, RejectReason,
+    Rejections, Route, Settings, Sleep, SourceError, Stats, StdClock, Threshold, config, failures,
+    history, monitor, path, source, text,
 };
 
 /// The runtime layer's names that every runtime adapter (`load-smol`, `load-async-std`,
@@ -73,11 +73,11 @@ macro_rules! adapter_exports {
         pub use $crate::{
             AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse,
             Clock, ClusterConfig, ClusterStatus, Config, ConfigError, ControlConfig, CpuPercent,
-            CpuSample, CpuSource, Decision, FailureCounter, FailurePolicy, FixedSource,
-            GateThreshold, Instant, LoadControl, ManualClock, Mode, Outcome, Pass, PendingPermit,
-            ReadConfigError, RejectReason, Rejections, RequestPermit, Route, Runtime, Secret,
-            Settings, Sleep, SourceError, Stats, StdClock, Text, Threshold, config, env_config,
-            history, monitor, path, read_config, read_config_with_env, source,
+            CpuSample, CpuSource, Decision, FixedSource, GateThreshold, Instant, LoadControl,
+            ManualClock, Mode, Outcome, Pass, PendingPermit, ReadConfigError, RejectReason,
+            Rejections, RequestPermit, Route, Runtime, Settings, Sleep, SourceError, Stats,
+            StdClock, Threshold, config, env_config, failures, history, monitor, path, read_config,
+            read_config_with_env, source, text,
         };
     };
 }

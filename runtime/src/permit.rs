@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use load_core::{Clock, Ticket};
+use load_core::{Clock, control::Ticket};
 
 use crate::guard::GuardShared;
 

@@ -6,9 +6,10 @@ use std::sync::Mutex;
 
 use load_core::node_stats::{Limits, NODE_STATS_PATH, PoolTracker, parse_node_stats_tracked};
 use load_core::{
-    Config, ConfigError, CpuSample, CpuSource, Snippet, SourceError,
+    Config, ConfigError, CpuSample, CpuSource, SourceError,
     config::{ClusterUrls, ConfigErrorKind, NodeUrl, Origin, keys},
     source::{FromConfig, Role, SetupError, SourceErrorKind},
+    text::Snippet,
 };
 
 use crate::body::{read_body, read_capped};

@@ -6,9 +6,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use load_core::{
-    Config, ConfigError, CpuPercent, CpuSample, CpuSource, Snippet, SourceError, StdClock,
+    Config, ConfigError, CpuPercent, CpuSample, CpuSource, SourceError, StdClock,
     config::{ConfigErrorKind, CpuSourceKind, Origin, keys},
     source::{FromConfig, Role, SetupError, SourceErrorKind},
+    text::Snippet,
 };
 use sysinfo::{MINIMUM_CPU_UPDATE_INTERVAL, System};
 

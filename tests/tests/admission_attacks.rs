@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use load_core::{
     Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, ManualClock,
-    Mode, Outcome, Permit, Route, Threshold, classify,
+    Mode, Outcome, Permit, Route, Threshold, path::classify,
 };
 use proptest::prelude::*;
 

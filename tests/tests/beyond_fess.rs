@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use load_core::monitor::{ClusterSink, Sink, handle_outcome};
 use load_core::{
-    ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, FailurePolicy,
-    Instant, LoadControl, ManualClock, Mode, Outcome, Route, SourceError, busy,
-    config::Smoothing,
+    ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, Instant, LoadControl,
+    ManualClock, Mode, Outcome, Route, SourceError, busy,
+    config::{FailurePolicy, Smoothing},
     source::{ScriptedSource, SourceErrorKind},
 };
 use proptest::prelude::*;
@@ -27,7 +27,7 @@ const PATHS: &[&str] = &["/", "/search?q=x", "/api/v1/x", "/admin/", "/css/a.css
 
 /// Fess's rule on a plain path at a given cluster CPU.
 fn fess(path: &str, web: i32, api: i32, cpu: u8) -> Decision {
-    let route = load_core::classify(path);
+    let route = load_core::path::classify(path);
     let threshold = match route {
         Route::Excluded => return Decision::Allow,
         Route::Web => web,

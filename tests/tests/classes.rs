@@ -2,7 +2,7 @@
 //! form: no spelling may move a request from a rejecting class to an admitted one, and
 //! only canonical targets are ever excluded.
 
-use load_core::{CpuPercent, Instant, LoadControl, Outcome, Route, classify};
+use load_core::{CpuPercent, Instant, LoadControl, Outcome, Route, path::classify};
 use proptest::prelude::*;
 
 /// Control with these thresholds, after one sample at 50 %: a class at threshold 0 is

@@ -2,7 +2,8 @@
 
 use load_core::{
     AdaptiveGate, Clock, ClusterConfig, ClusterStatus, Config, ConfigError, ControlConfig,
-    CpuGauge, FailureCounter, LoadControl, ManualClock, SourceError, Threshold, source::SetupError,
+    LoadControl, ManualClock, SourceError, Threshold, failures::FailureCounter, gauge::CpuGauge,
+    source::SetupError,
 };
 
 fn send_sync<T: Send + Sync>() {}

@@ -1,7 +1,11 @@
 //! Laws of the core, checked over generated inputs.
 
 use load_core::node_stats::parse_node_stats;
-use load_core::{CpuPercent, Decision, FailureCounter, FailureLevel, LoadControl, Route, classify};
+use load_core::{
+    CpuPercent, Decision, LoadControl, Route,
+    failures::{FailureCounter, FailureLevel},
+    path::classify,
+};
 use proptest::prelude::*;
 
 /// Paths whose classification is plain (no obfuscation), one of each kind. (`/api` alone is

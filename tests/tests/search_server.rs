@@ -213,7 +213,7 @@ async fn obfuscated_and_ambiguous_targets<R: Serve>() {
         let _ = raw_get(addr, "/api/v1/documents");
         set_cluster_cpu(&server, &stub, 100);
         for (target, class) in TARGETS {
-            assert_eq!(load_core::classify(target), class, "{target}");
+            assert_eq!(load_core::path::classify(target), class, "{target}");
             let answer = raw_get(addr, target);
             let rejected = class == rejecting || class == Route::Ambiguous;
             let expected = if rejected { 429 } else { 200 };

@@ -2,8 +2,8 @@
 //! would read them: every line is read, then the last entry of each known key is applied.
 
 use super::{ConfigError, ConfigErrorKind, Origin, keys, url};
-use crate::Snippet;
 use crate::properties::{Entry, Position, Properties};
+use crate::text::Snippet;
 
 /// What a file's entries are applied to: the whole [`super::Config`], or only its
 /// [`super::ControlConfig`].

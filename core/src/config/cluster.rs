@@ -1,7 +1,7 @@
 //! The cluster's connection: Fess's addresses, basic-auth credentials and CA file.
 
 use super::{ClusterUrls, ConfigError, ConfigErrorKind, Origin, keys};
-use crate::{Secret, Snippet, Text};
+use crate::text::{Secret, Snippet, Text};
 
 /// How to reach the cluster (`search_engine.*`): its addresses, the basic-auth user and
 /// password, and a CA file. No defaults: an unset key is `None`.

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::{Snippet, config::UrlError};
+use crate::{config::UrlError, text::Snippet};
 
 /// Why a configuration was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,7 +10,10 @@ use super::{
     AdmissionMode, ClusterConfig, ClusterUrls, Config, ConfigError, ConfigErrorKind, ControlConfig,
     CpuSourceKind, DEFAULT_TAU, FailurePolicy, MAX_JITTER, MAX_SECONDS, Mode, Origin, Smoothing,
 };
-use crate::{GateThreshold, Secret, Text, Threshold};
+use crate::{
+    GateThreshold, Threshold,
+    text::{Secret, Text},
+};
 
 /// CPU % at or above which web requests are rejected; `>= 100` disables.
 pub const WEB_LOAD_CONTROL: &str = "web.load.control";

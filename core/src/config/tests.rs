@@ -1,7 +1,7 @@
 //! The configuration: parsing, keys, environment, validation, addresses.
 
 use super::*;
-use crate::{GateThreshold, Text, Threshold};
+use crate::{GateThreshold, Threshold, text::Text};
 
 fn parse(text: &str) -> Config {
     match Config::from_properties(text) {

@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use crate::Snippet;
+use crate::text::Snippet;
 
 /// Why a cluster address was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,8 +9,11 @@ use crate::admission::{Bound, Law, Limiter};
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use crate::policy::{Hysteresis, Outcome, Signal, SignalPolicy};
 use crate::{
-    AdmissionMode, ControlConfig, CpuGauge, CpuPercent, FailurePolicy, Instant, Mode, Reading,
-    RejectReason, Rejections, Route, Threshold, path::PathRules,
+    AdmissionMode, ControlConfig, CpuPercent, Instant, Mode, RejectReason, Rejections, Route,
+    Threshold,
+    config::FailurePolicy,
+    gauge::{CpuGauge, Reading},
+    path::PathRules,
 };
 
 mod limit;

@@ -8,7 +8,7 @@ use core::time::Duration;
 
 use futures::future::{Either, select};
 
-use crate::{Clock, CpuSource, FailureCounter, Sleep};
+use crate::{Clock, CpuSource, Sleep, failures::FailureCounter};
 
 mod outcome;
 mod sink;

@@ -2,7 +2,7 @@
 //! and logged with Fess's rule.
 
 use super::Sink;
-use crate::{CpuSample, FailureCounter, Instant, Outcome, SourceError};
+use crate::{CpuSample, Instant, Outcome, SourceError, failures::FailureCounter};
 
 /// Applies the outcome of a poll that completed at `now` as [`super::run`] does: counts it in
 /// `failures`, hands it to `sink`, and logs it with Fess's rule (a success at DEBUG as

@@ -2,8 +2,8 @@
 
 use core::fmt;
 
-use crate::Snippet;
 use crate::node_stats::ParseError;
+use crate::text::Snippet;
 
 /// What kind of failure a [`SourceError`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,7 +14,14 @@ use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use load_core::monitor::{ClusterSink, handle_outcome};
 use load_core::node_stats::{ParseError, parse_node_stats};
-use load_core::{AdaptiveGate, ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, FailureCounter, FailureLevel, Instant, LoadControl, Outcome, Pass, Route, SourceError, Threshold, classify, config::Origin, source::{ScriptedSource, SourceErrorKind}};
+use load_core::{
+    AdaptiveGate, ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision,
+    Instant, LoadControl, Outcome, Pass, Route, SourceError, Threshold,
+    config::Origin,
+    failures::{FailureCounter, FailureLevel},
+    path::classify,
+    source::{ScriptedSource, SourceErrorKind},
+};
 
 /// What a case returns: `Err(why)` on the first expectation that does not hold.
 type Check = Result<(), &'static str>;
@@ -56,7 +63,10 @@ fn config_from_fess_properties() -> Check {
         config.api_threshold == Threshold::from_fess(90),
         "api.load.control",
     )?;
-    expect(config.adaptive_threshold.get() == 50, "adaptive.load.control")?;
+    expect(
+        config.adaptive_threshold.get() == 50,
+        "adaptive.load.control",
+    )?;
     let later = ControlConfig::from_properties("web.load.control=\nweb.load.control=70\n")
         .map_err(|_| "the last duplicate does not win")?;
     expect(
