@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use load_bench::{API_THRESHOLD, PATHS, WEB_THRESHOLD, naive_check};
 use load_core::{
-    Admission, AdmissionMode, ControlConfig, CpuPercent, LoadControl, Outcome, StdClock,
+    Admission, AdmissionMode, ControlConfig, CpuPercent, LoadControl, Outcome, time::StdClock,
 };
 
 /// Cluster CPU for a case: 95 % makes the API path rejected, 50 % admits everything else.

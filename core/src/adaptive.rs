@@ -13,7 +13,7 @@ use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
 use futures::future::{Either, select};
 
 use crate::waiters::{Registration, WaitList};
-use crate::{Clock, CpuPercent, Instant, Sleep, gauge::CpuGauge};
+use crate::{Clock, CpuPercent, Instant, gauge::CpuGauge, time::Sleep};
 
 /// How a wait on an [`AdaptiveGate`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -286,7 +286,7 @@ mod tests {
     use std::vec::Vec;
 
     use super::*;
-    use crate::ManualClock;
+    use crate::time::ManualClock;
 
     /// A waker that counts how often it was woken.
     #[derive(Default)]

@@ -35,7 +35,7 @@ mod stats;
 mod status;
 pub mod text;
 mod threshold;
-mod time;
+pub mod time;
 mod waiters;
 
 pub use adaptive::{AdaptiveGate, Pass, Wait};
@@ -51,6 +51,4 @@ pub use source::{CpuSample, CpuSource, FixedSource, SourceError};
 pub use stats::Stats;
 pub use status::ClusterStatus;
 pub use threshold::Threshold;
-#[cfg(feature = "std")]
-pub use time::StdClock;
-pub use time::{Clock, Instant, ManualClock, Sleep};
+pub use time::{Clock, Instant};

@@ -140,7 +140,7 @@ impl<C: Clock + ?Sized> Clock for &C {
 /// ```ignore
 /// struct SmolSleep;
 ///
-/// impl load_core::Sleep for SmolSleep {
+/// impl load_core::time::Sleep for SmolSleep {
 ///     async fn sleep(&self, duration: core::time::Duration) {
 ///         async_io::Timer::after(duration).await;
 ///     }
@@ -152,7 +152,7 @@ impl<C: Clock + ?Sized> Clock for &C {
 ///
 /// ```
 /// use core::time::Duration;
-/// use load_core::{Clock, Instant, ManualClock, Sleep};
+/// use load_core::{Clock, Instant, time::{ManualClock, Sleep}};
 ///
 /// let clock = ManualClock::new(Instant::ZERO);
 /// futures::executor::block_on(clock.sleep(Duration::from_secs(5)));
@@ -176,7 +176,7 @@ impl<S: Sleep + Sync + ?Sized> Sleep for &S {
 ///
 /// ```
 /// use core::time::Duration;
-/// use load_core::{Clock, Instant, ManualClock};
+/// use load_core::{Clock, Instant, time::ManualClock};
 ///
 /// let clock = ManualClock::new(Instant::ZERO);
 /// clock.advance(Duration::from_millis(1500));

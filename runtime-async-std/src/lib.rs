@@ -25,7 +25,7 @@ pub use load_system::SystemSource;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AsyncStd;
 
-impl Sleep for AsyncStd {
+impl time::Sleep for AsyncStd {
     async fn sleep(&self, duration: Duration) {
         ::async_std::task::sleep(duration).await;
     }

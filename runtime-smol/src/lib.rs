@@ -28,7 +28,7 @@ pub use load_system::SystemSource;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Smol;
 
-impl Sleep for Smol {
+impl time::Sleep for Smol {
     async fn sleep(&self, duration: Duration) {
         ::smol::Timer::after(duration).await;
     }
@@ -74,7 +74,7 @@ impl SmolExecutor {
     }
 }
 
-impl Sleep for SmolExecutor {
+impl time::Sleep for SmolExecutor {
     async fn sleep(&self, duration: Duration) {
         ::smol::Timer::after(duration).await;
     }

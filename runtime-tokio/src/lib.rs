@@ -54,7 +54,7 @@ impl Default for Tokio {
     }
 }
 
-impl Sleep for Tokio {
+impl time::Sleep for Tokio {
     async fn sleep(&self, duration: Duration) {
         tokio::time::sleep(duration).await;
     }

@@ -9,9 +9,10 @@ use std::time::Duration;
 use load_core::history::LocalHistory;
 use load_core::monitor::{self, LocalSink, Schedule};
 use load_core::{
-    AdaptiveGate, Config, ControlConfig, CpuPercent, CpuSource, GateThreshold, Pass, StdClock,
+    AdaptiveGate, Config, ControlConfig, CpuPercent, CpuSource, GateThreshold, Pass,
     failures::FailureCounter,
     source::{FromConfig, Role, SetupError},
+    time::StdClock,
 };
 
 use crate::Runtime;

@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use load_runtime::dashboard::{self, Snapshot};
-//! use load_runtime::{BackgroundGate, Config, CpuPercent, FixedSource, LoadGuard, Runtime, Sleep};
+//! use load_runtime::{BackgroundGate, Config, CpuPercent, FixedSource, LoadGuard, Runtime, time::Sleep};
 //!
 //! # #[derive(Clone, Copy, Default)] struct Rt;
 //! # impl Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }

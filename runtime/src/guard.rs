@@ -9,8 +9,9 @@ use load_core::history::ClusterHistory;
 use load_core::monitor::{self, ClusterSink, Schedule};
 use load_core::{
     Admission, Clock, ClusterStatus, Config, ControlConfig, CpuPercent, CpuSource, Decision,
-    LoadControl, Route, Stats, StdClock,
+    LoadControl, Route, Stats,
     source::{FromConfig, Role, SetupError},
+    time::StdClock,
 };
 
 use crate::task::TaskState;
@@ -39,7 +40,7 @@ use crate::{RequestPermit, Runtime};
 /// ```
 /// use load_core::{Config, CpuPercent, Decision, FixedSource, path::StaticFiles};
 /// # #[derive(Clone, Default)] struct Rt;
-/// # impl load_core::Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
+/// # impl load_core::time::Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
 /// # impl load_runtime::Runtime for Rt { fn spawn(&self, _: impl std::future::Future<Output = ()> + Send + 'static) {} }
 /// # type LoadGuard<S> = load_runtime::LoadGuard<Rt, S>;
 ///
@@ -188,7 +189,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
     /// ```
     /// # use load_core::{Config, CpuPercent, FixedSource, AdmissionMode};
     /// # #[derive(Clone, Default)] struct Rt;
-    /// # impl load_core::Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
+    /// # impl load_core::time::Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
     /// # impl load_runtime::Runtime for Rt { fn spawn(&self, _: impl std::future::Future<Output = ()> + Send + 'static) {} }
     /// # type LoadGuard<S> = load_runtime::LoadGuard<Rt, S>;
     /// use load_runtime::Admission;

@@ -38,9 +38,9 @@ pub use load_core::busy::BusyResponse;
 pub use load_core::{
     AdaptiveGate, Admission, AdmissionMode, AdmissionStats, Clock, ClusterConfig, ClusterStatus,
     Config, ConfigError, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, FixedSource,
-    GateThreshold, Instant, LoadControl, ManualClock, Mode, Outcome, Pass, RejectReason,
-    Rejections, Route, Settings, Sleep, SourceError, Stats, StdClock, Threshold, config, failures,
-    history, monitor, path, source, text,
+    GateThreshold, Instant, LoadControl, Mode, Outcome, Pass, RejectReason, Rejections, Route,
+    Settings, SourceError, Stats, Threshold, config, failures, history, monitor, path, source,
+    text, time,
 };
 
 /// The runtime layer's names that every runtime adapter (`load-smol`, `load-async-std`,
@@ -73,11 +73,10 @@ macro_rules! adapter_exports {
         pub use $crate::{
             AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse,
             Clock, ClusterConfig, ClusterStatus, Config, ConfigError, ControlConfig, CpuPercent,
-            CpuSample, CpuSource, Decision, FixedSource, GateThreshold, Instant, LoadControl,
-            ManualClock, Mode, Outcome, Pass, PendingPermit, ReadConfigError, RejectReason,
-            Rejections, RequestPermit, Route, Runtime, Settings, Sleep, SourceError, Stats,
-            StdClock, Threshold, config, env_config, failures, history, monitor, path, read_config,
-            read_config_with_env, source, text,
+            CpuSample, CpuSource, Decision, FixedSource, GateThreshold, Instant, LoadControl, Mode,
+            Outcome, Pass, PendingPermit, ReadConfigError, RejectReason, Rejections, RequestPermit,
+            Route, Runtime, Settings, SourceError, Stats, Threshold, config, env_config, failures,
+            history, monitor, path, read_config, read_config_with_env, source, text, time,
         };
     };
 }

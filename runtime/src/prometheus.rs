@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use load_runtime::prometheus::LoadCollector;
-//! use load_runtime::{ControlConfig, CpuPercent, FixedSource, LoadGuard, Runtime, Sleep};
+//! use load_runtime::{ControlConfig, CpuPercent, FixedSource, LoadGuard, Runtime, time::Sleep};
 //! use prometheus_client::registry::Registry;
 //!
 //! # #[derive(Clone, Copy, Default)] struct Rt;

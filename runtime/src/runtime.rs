@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use load_core::Sleep;
+use load_core::time::Sleep;
 
 /// A runtime as the handles need it: spawn a task, and sleep (the [`Sleep`] supertrait).
 ///
@@ -23,7 +23,7 @@ use load_core::Sleep;
 /// #[derive(Clone, Debug, Default)]
 /// struct Threads;
 ///
-/// impl load_core::Sleep for Threads {
+/// impl load_core::time::Sleep for Threads {
 ///     async fn sleep(&self, duration: Duration) {
 ///         let (done, wait) = futures::channel::oneshot::channel();
 ///         std::thread::spawn(move || {

@@ -539,7 +539,7 @@ impl Fleet {
     }
 }
 
-/// A front end's clock: what `load_core::ManualClock` shows, without its lock. One thread
+/// A front end's clock: what `load_core::time::ManualClock` shows, without its lock. One thread
 /// runs a simulation, and `ManualClock`'s critical section is one process-wide mutex that
 /// every test thread's every event would take.
 #[derive(Debug)]

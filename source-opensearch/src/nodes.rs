@@ -206,7 +206,7 @@ impl ClusterNodes {
     ) -> Result<(usize, T), SourceError>
     where
         F: Future<Output = Result<T, SourceError>>,
-        Z: load_core::Sleep,
+        Z: load_core::time::Sleep,
     {
         let index = self.current();
         let endpoint = &self.endpoints[index];
@@ -266,7 +266,7 @@ fn tls_connector(options: &OpenSearchOptions) -> Result<TlsConnector, SourceErro
 }
 
 /// `work`, or a [`SourceErrorKind::Timeout`] when it takes longer than `timeout` on `sleep`.
-async fn within<T, Z: load_core::Sleep>(
+async fn within<T, Z: load_core::time::Sleep>(
     sleep: &Z,
     timeout: Duration,
     work: impl Future<Output = Result<T, SourceError>>,

@@ -103,10 +103,10 @@ impl OpenSearchSource {
 }
 
 impl<Z> OpenSearchSource<Z> {
-    /// The same source, timing its timeout with `sleep` (a runtime's [`load_core::Sleep`])
+    /// The same source, timing its timeout with `sleep` (a runtime's [`load_core::time::Sleep`])
     /// instead of [`IoTimer`].
     #[must_use]
-    pub fn with_sleep<S: load_core::Sleep>(self, sleep: S) -> OpenSearchSource<S> {
+    pub fn with_sleep<S: load_core::time::Sleep>(self, sleep: S) -> OpenSearchSource<S> {
         OpenSearchSource {
             nodes: self.nodes,
             tracker: self.tracker,
@@ -173,7 +173,7 @@ fn warn_half_credentials(config: &Config) {
     }
 }
 
-impl<Z: load_core::Sleep + Send + Sync> CpuSource for OpenSearchSource<Z> {
+impl<Z: load_core::time::Sleep + Send + Sync> CpuSource for OpenSearchSource<Z> {
     /// One poll, bounded by the timeout.
     ///
     /// A healthy poll leaves its keep-alive connection for the next one. A poll that fails

@@ -7,7 +7,7 @@
 #[derive(Clone, Copy, Debug, Default)]
 pub struct IoTimer;
 
-impl load_core::Sleep for IoTimer {
+impl load_core::time::Sleep for IoTimer {
     async fn sleep(&self, duration: std::time::Duration) {
         async_io::Timer::after(duration).await;
     }

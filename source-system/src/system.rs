@@ -6,10 +6,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use load_core::{
-    Config, ConfigError, CpuPercent, CpuSample, CpuSource, SourceError, StdClock,
+    Config, ConfigError, CpuPercent, CpuSample, CpuSource, SourceError,
     config::{ConfigErrorKind, CpuSourceKind, Origin, keys},
     source::{FromConfig, Role, SetupError, SourceErrorKind},
     text::Snippet,
+    time::StdClock,
 };
 use sysinfo::{MINIMUM_CPU_UPDATE_INTERVAL, System};
 

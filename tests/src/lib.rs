@@ -106,7 +106,7 @@ pub async fn eventually<R: load_runtime::Runtime + Default>(
         if std::time::Instant::now() >= deadline {
             return false;
         }
-        load_core::Sleep::sleep(&R::default(), std::time::Duration::from_millis(10)).await;
+        load_core::time::Sleep::sleep(&R::default(), std::time::Duration::from_millis(10)).await;
     }
 }
 

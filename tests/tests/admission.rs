@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use load_core::{
     Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Decision, Instant, LoadControl,
-    ManualClock, Outcome, Route, Threshold, path::classify,
+    Outcome, Route, Threshold, path::classify, time::ManualClock,
 };
 use proptest::prelude::*;
 

@@ -10,8 +10,8 @@ use std::sync::Barrier;
 use std::time::Duration;
 
 use load_core::{
-    Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, ManualClock,
-    Mode, Outcome, Permit, Route, Threshold, path::classify,
+    Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, Mode,
+    Outcome, Permit, Route, Threshold, path::classify, time::ManualClock,
 };
 use proptest::prelude::*;
 

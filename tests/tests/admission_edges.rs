@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use load_core::node_stats::SearchPool;
 use load_core::{
-    Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, ManualClock,
-    Outcome, Threshold,
+    Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, Outcome,
+    Threshold, time::ManualClock,
 };
 
 fn limit_mode(interval: Duration) -> LoadControl {
@@ -196,8 +196,7 @@ proptest::proptest! {
         burst in 1usize..1_000,
         cpu in 0u8..70,
     ) {
-        use load_core::{Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Instant,
-            LoadControl, ManualClock, Outcome, Threshold};
+        use load_core::{Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, Outcome, Threshold, time::ManualClock};
         use std::time::Duration;
         let mut config = ControlConfig::new();
         config.web_threshold = Threshold::from_fess(70);

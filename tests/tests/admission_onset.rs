@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use load_core::{
-    AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, ManualClock, Outcome,
-    Permit, Threshold,
+    AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, Outcome, Permit,
+    Threshold, time::ManualClock,
 };
 
 fn limit_mode() -> LoadControl {

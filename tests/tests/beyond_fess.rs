@@ -6,9 +6,10 @@ use std::time::Duration;
 use load_core::monitor::{ClusterSink, Sink, handle_outcome};
 use load_core::{
     ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, Instant, LoadControl,
-    ManualClock, Mode, Outcome, Route, SourceError, busy,
+    Mode, Outcome, Route, SourceError, busy,
     config::{FailurePolicy, Smoothing},
     source::{ScriptedSource, SourceErrorKind},
+    time::ManualClock,
 };
 use proptest::prelude::*;
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use load_core::{CpuPercent, Instant, ManualClock, config::CpuSourceKind};
+use load_core::{CpuPercent, Instant, config::CpuSourceKind, time::ManualClock};
 use load_system::{Cgroup, CgroupSource, CgroupVersion, LocalCpu, SystemSource};
 
 fn tree(name: &str) -> PathBuf {

@@ -2,8 +2,8 @@
 
 use load_core::{
     AdaptiveGate, Clock, ClusterConfig, ClusterStatus, Config, ConfigError, ControlConfig,
-    LoadControl, ManualClock, SourceError, Threshold, failures::FailureCounter, gauge::CpuGauge,
-    source::SetupError,
+    LoadControl, SourceError, Threshold, failures::FailureCounter, gauge::CpuGauge,
+    source::SetupError, time::ManualClock,
 };
 
 fn send_sync<T: Send + Sync>() {}

@@ -337,7 +337,7 @@ async fn first_each(
         if held.iter().all(Option::is_some) || started.elapsed() >= timeout {
             return held;
         }
-        load_core::Sleep::sleep(&Smol, Duration::from_millis(10)).await;
+        load_core::time::Sleep::sleep(&Smol, Duration::from_millis(10)).await;
     }
 }
 
@@ -655,7 +655,7 @@ async fn a_frozen_cluster_on_both_runtimes() {
 
     cluster.signal("STOP");
     let frozen = Instant::now();
-    load_core::Sleep::sleep(&Smol, Duration::from_secs(15)).await;
+    load_core::time::Sleep::sleep(&Smol, Duration::from_secs(15)).await;
     cluster.signal("CONT");
     let thawed = Instant::now();
     let recovered = first_each(Duration::from_secs(20), 2, |i| {

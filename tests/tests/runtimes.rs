@@ -40,7 +40,7 @@ fn guard<R: Runtime + Default>(stub: &Stub, web: i32, api: i32) -> LoadGuard<R, 
 }
 
 async fn pause<R: Runtime + Default>(duration: Duration) {
-    load_core::Sleep::sleep(&R::default(), duration).await;
+    load_core::time::Sleep::sleep(&R::default(), duration).await;
 }
 
 fn cpu(n: u8) -> CpuPercent {

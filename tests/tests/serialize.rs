@@ -57,7 +57,7 @@ fn background_stats_serialize() {
 #[derive(Clone, Copy, Default)]
 struct Never;
 
-impl load_core::Sleep for Never {
+impl load_core::time::Sleep for Never {
     async fn sleep(&self, _: std::time::Duration) {}
 }
 

@@ -5,8 +5,8 @@ use std::vec::Vec;
 
 use super::*;
 use crate::{
-    AdmissionMode, Clock, ControlConfig, CpuPercent, Decision, ManualClock, Mode, Outcome,
-    Threshold,
+    AdmissionMode, Clock, ControlConfig, CpuPercent, Decision, Mode, Outcome, Threshold,
+    time::ManualClock,
 };
 
 fn limit_config(web: i32, api: i32) -> ControlConfig {

@@ -112,7 +112,7 @@ impl<P> Admission<P> {
 /// and its `PendingPermit` records the completion only when told the answer is complete.
 ///
 /// ```
-/// use load_core::{Admission, AdmissionMode, ControlConfig, LoadControl, ManualClock, Instant};
+/// use load_core::{Admission, AdmissionMode, ControlConfig, LoadControl, Instant, time::ManualClock};
 /// use core::time::Duration;
 ///
 /// let mut config = ControlConfig::new();

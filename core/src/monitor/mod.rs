@@ -8,7 +8,7 @@ use core::time::Duration;
 
 use futures::future::{Either, select};
 
-use crate::{Clock, CpuSource, Sleep, failures::FailureCounter};
+use crate::{Clock, CpuSource, failures::FailureCounter, time::Sleep};
 
 mod outcome;
 mod sink;
@@ -159,8 +159,9 @@ mod tests {
     use super::*;
     use crate::{
         AdaptiveGate, ClusterStatus, CpuPercent, CpuSample, FixedSource, Instant, LoadControl,
-        ManualClock, SourceError,
+        SourceError,
         source::{ScriptedSource, SourceErrorKind},
+        time::ManualClock,
     };
 
     /// A source that records when it was polled and takes `cost` of simulated time.

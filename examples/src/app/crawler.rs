@@ -49,13 +49,13 @@ impl<R: Runtime + Default> App<R> {
                                 log::warn!("Indexing failed, retrying every second: {error}");
                                 failing = true;
                             }
-                            load_smol::Sleep::sleep(&R::default(), search::RETRY_PAUSE).await;
+                            load_smol::time::Sleep::sleep(&R::default(), search::RETRY_PAUSE).await;
                             continue;
                         }
                     }
                 }
                 self.crawled.fetch_add(1, Ordering::Relaxed);
-                load_smol::Sleep::sleep(&R::default(), Duration::from_millis(50)).await;
+                load_smol::time::Sleep::sleep(&R::default(), Duration::from_millis(50)).await;
             }
         };
         let stop = self.stop.wait();

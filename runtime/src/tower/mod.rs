@@ -10,7 +10,7 @@
 //! use http::{Request, Response};
 //! use http_body_util::Full;
 //! use load_runtime::tower::LoadControlLayer;
-//! use load_runtime::{ControlConfig, CpuPercent, FixedSource, LoadGuard, Runtime, Sleep};
+//! use load_runtime::{ControlConfig, CpuPercent, FixedSource, LoadGuard, Runtime, time::Sleep};
 //! use tower::{Layer, Service, service_fn};
 //!
 //! // Any runtime: the adapters bring smol's, tokio's and async-std's; this one is a thread.
