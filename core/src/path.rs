@@ -142,6 +142,7 @@ fn at_or_under(prefixes: &[&str], path: &[u8]) -> bool {
 /// assert_eq!(rules.classify(b"/api/v1/documents/1.css"), Route::Api);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct PathRules {
     /// Where Fess's static-extension rule may exclude a request.
     pub static_files: StaticFiles,

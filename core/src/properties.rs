@@ -52,6 +52,7 @@ use crate::text::Snippet;
 /// A `\u` escape that is not four hex digits naming a character: the file is invalid, as
 /// in Java. Says on which line (where the logical line starts) and shows the rest of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EscapeError {
     /// The line the entry starts on (1-based).
     pub line: u32,

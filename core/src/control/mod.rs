@@ -57,6 +57,7 @@ const TAKEN: u8 = 2;
 /// The settings a request decision depends on, as one consistent snapshot.
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Settings {
     /// The web threshold.
     pub web_threshold: Threshold,
