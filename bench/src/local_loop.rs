@@ -251,23 +251,10 @@ impl Local {
         Ok(service)
     }
 
-    /// `phases` (and `bursts`) on a fresh service of `mode`; the requests due from
-    /// `counted_from` s on, and the service's CPU (% of one core) over the whole load.
+    /// `phases` (and `bursts`) on a fresh service of `mode`: the requests due from
+    /// `counted_from` s on, the service's CPU (% of one core) over the whole load, and with
+    /// `trace` the law's trace over the load ([`stats_trace`], `t` from the load's start).
     fn offer(
-        &self,
-        mode: Mode,
-        phases: &[Phase],
-        bursts: &[Burst],
-        counted_from: f64,
-        seed: u64,
-    ) -> Result<(Vec<Sent>, f64, f64), String> {
-        self.offer_traced(mode, phases, bursts, counted_from, seed, false)
-            .map(|(sent, started_at, cpu, _)| (sent, started_at, cpu))
-    }
-
-    /// [`Local::offer`], and with `trace` the law's trace over the load
-    /// ([`stats_trace`], `t` from the load's start).
-    fn offer_traced(
         &self,
         mode: Mode,
         phases: &[Phase],
@@ -305,7 +292,7 @@ impl Local {
             rate: rate * factor,
             seconds: STEP,
         }];
-        let (sent, started_at, cpu) = self.offer(mode, &phases, &[], WARMUP, seed)?;
+        let (sent, started_at, cpu, _) = self.offer(mode, &phases, &[], WARMUP, seed, false)?;
         let step = Step {
             mode: mode.name(),
             factor,
@@ -341,7 +328,7 @@ impl Local {
             rate: nominal * 3.0,
             seconds: 4.0,
         }];
-        let (sent, _, cpu) = self.offer(Mode::Off, &phases, &[], 0.0, 1)?;
+        let (sent, _, cpu, _) = self.offer(Mode::Off, &phases, &[], 0.0, 1, false)?;
         let served = sent
             .iter()
             .filter(|s| match s.outcome {
@@ -388,7 +375,7 @@ impl Local {
             count: BURST,
             front_end: 0,
         });
-        let (sent, _, _) = self.offer(mode, &phases, &bursts, 0.0, 55)?;
+        let (sent, _, _, _) = self.offer(mode, &phases, &bursts, 0.0, 55, false)?;
         let in_burst: Vec<&Sent> = sent.iter().filter(|s| s.burst).collect();
         let refused = in_burst
             .iter()
@@ -439,7 +426,7 @@ impl Local {
                 seconds: STEP_TEST + 4.0,
             },
         ];
-        let (sent, _, _, trace) = self.offer_traced(mode, &phases, &[], 0.0, 77, true)?;
+        let (sent, _, _, trace) = self.offer(mode, &phases, &[], 0.0, 77, true)?;
         let p99 = |from: f64, until: f64| {
             let part: Vec<Sent> = sent
                 .iter()
