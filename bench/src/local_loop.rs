@@ -437,9 +437,16 @@ impl Local {
         };
         let end = 2.0 * STEP_TEST + 4.0;
         let windows = report::windows(&sent, 0.5, end);
+        let early = report::windows(&sent, 0.1, STEP_TEST + 2.0)
+            .into_iter()
+            .filter(|w| w.0 >= STEP_TEST - 0.5 - 1e-9)
+            .map(|(start, p99, n)| json!([start, p99, n]))
+            .collect();
         let test = StepTest {
             mode,
             before: p99(2.0, STEP_TEST),
+            first_second: p99(STEP_TEST, STEP_TEST + 1.0),
+            early,
             onset: p99(STEP_TEST, STEP_TEST + 5.0),
             after: p99(STEP_TEST + 5.0, end),
             back_in: report::recovery(&windows, STEP_TEST, bound_ms),
@@ -690,8 +697,12 @@ struct StepTest {
     mode: Mode,
     /// The admitted p99 at 0.5x, in ms.
     before: Option<f64>,
-    /// In the first 5 s of 2x.
+    /// In the first second of 2x (the flood bound's and the arming's), and in the first 5 s.
+    first_second: Option<f64>,
     onset: Option<f64>,
+    /// The admitted p99 (ms) and the requests of each 0.1-s window from half a second
+    /// before the step to 2 s after it: where in the onset its tail is.
+    early: Vec<Value>,
     /// After them.
     after: Option<f64>,
     /// Seconds from the step until the p99 of 0.5-s windows stayed under twice the quiet
@@ -708,7 +719,9 @@ impl StepTest {
         json!({
             "mode": self.mode.name(),
             "p99_ms_0_5x": self.before,
+            "p99_ms_first_s_of_2x": self.first_second,
             "p99_ms_first_5s_of_2x": self.onset,
+            "p99_ms_of_0_1s_windows": self.early,
             "p99_ms_after": self.after,
             "back_under_twice_quiet_after_s": self.back_in,
         })
@@ -753,16 +766,17 @@ fn step_table(tests: &[StepTest], quiet_p99: f64) -> String {
     let over = |v: Option<f64>| v.map_or("-".to_owned(), |ms| format!("{:.2}", ms / quiet_p99));
     let mut out = format!(
         "Step from 0.5x to 2x ({STEP_TEST:.0} s, then {:.0} s), the admitted p99 over the quiet p99:\n\n\
-         | mode | at 0.5x | first 5 s of 2x | after them | back under 2x quiet after |\n\
-         |---|---|---|---|---|\n",
+         | mode | at 0.5x | first second of 2x | first 5 s of 2x | after them | back under 2x quiet after |\n\
+         |---|---|---|---|---|---|\n",
         STEP_TEST + 4.0
     );
     for test in tests {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             test.mode.name(),
             over(test.before),
+            over(test.first_second),
             over(test.onset),
             over(test.after),
             test.back_in

@@ -58,8 +58,9 @@ impl Trace {
 /// One reading of `/admin/stats`, reduced: `t` (s), `cpu` (what decisions use) and
 /// `raw_cpu` (%), `armed`, `cap` (requests, hundredths kept), `ceiling` (`null`: none),
 /// `in_flight`, `flood`, `refused_percent`, `saturated`, `learned`, `own_cores`, the
-/// `pool` (active, queue, threads) when the poll read a node's, and the running counts
-/// `completed`, `rejected` and `rejected_flood`.
+/// `pool` (active, queue, threads) when the poll read a node's, the running counts
+/// `completed`, `rejected` and `rejected_flood`, and `engaged_at`, the in-flight count the
+/// flood bound last engaged at (0: never).
 #[must_use]
 pub fn row(t: f64, stats: &Value) -> Value {
     let admission = &stats["admission"];
@@ -91,6 +92,7 @@ pub fn row(t: f64, stats: &Value) -> Value {
         "completed": admission["completed"],
         "rejected": stats["rejected_web"],
         "rejected_flood": admission["rejected_flood"],
+        "engaged_at": admission["flood_engaged_at"],
     })
 }
 
@@ -98,7 +100,7 @@ pub fn row(t: f64, stats: &Value) -> Value {
 #[must_use]
 pub fn text(rows: &[Value]) -> String {
     let mut out = String::from(
-        "     t   cpu  raw armed    cap ceiling in_flight flood refused% saturated rejected\n",
+        "     t   cpu  raw armed    cap ceiling in_flight flood engaged_at refused% saturated rejected\n",
     );
     for r in rows {
         let show = |v: &Value| match v {
@@ -107,7 +109,7 @@ pub fn text(rows: &[Value]) -> String {
             other => other.to_string(),
         };
         out.push_str(&format!(
-            "{:>6.2} {:>5} {:>4} {:>5} {:>6} {:>7} {:>9} {:>5} {:>8} {:>9} {:>8}\n",
+            "{:>6.2} {:>5} {:>4} {:>5} {:>6} {:>7} {:>9} {:>5} {:>10} {:>8} {:>9} {:>8}\n",
             r["t"].as_f64().unwrap_or(0.0),
             show(&r["cpu"]),
             show(&r["raw_cpu"]),
@@ -116,6 +118,7 @@ pub fn text(rows: &[Value]) -> String {
             show(&r["ceiling"]),
             show(&r["in_flight"]),
             show(&r["flood"]),
+            show(&r["engaged_at"]),
             show(&r["refused_percent"]),
             show(&r["saturated"]),
             show(&r["rejected"]),

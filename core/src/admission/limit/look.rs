@@ -22,6 +22,20 @@ impl Limiter {
         Some(u32::try_from(fine).unwrap_or(u32::MAX))
     }
 
+    /// The operating point of a machine's `cores` in tasks, in 256ths of a request: the
+    /// law's point on its own load with the relief of a front end that refused nothing
+    /// ([`crate::admission::Law::on`]; 4 on one core, 7 on four). Its cores share
+    /// themselves among everything in flight, so that each request takes as many times its
+    /// work as there are in flight: on the local loop's step a flood bound of twice what
+    /// the light traffic held (10 to 14 on one core at half what it serves) held the 0.1-s
+    /// windows of the surge's first second at 80 to 160 ms of p99 (4 to 8 times the quiet
+    /// p99) until the class armed, where the point held them at 25 to 40 ms.
+    fn own_point_fine(&self, cores: u32) -> u32 {
+        let point = self.law.on_own_load().on(cores, 0.0).target * cores as f32 * 256.0;
+        // `as` saturates: within `0..=u32::MAX` whatever the law.
+        point as u32
+    }
+
     /// The flood bound's look at the in-flight count, in the bucket `epoch`: a flood, while
     /// not capped ([`Flood::observe`]), is an in-flight count that grew at each of the last
     /// [`super::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the ceiling
@@ -67,12 +81,16 @@ impl Limiter {
                 })
             })
         };
-        // Twice what the front end held at the last poll that set it; with `FloodBase::Now`,
-        // twice what was in flight on average over the last second (the flood's first
-        // buckets in it) or what Little's law gave, whichever is more.
+        // Twice what the front end held at the last poll that set it, on a machine whose
+        // CPU is its own at most the operating point of its cores in tasks; with
+        // `FloodBase::Now`, twice what was in flight on average over the last second (the
+        // flood's first buckets in it) or what Little's law gave, whichever is more.
         let base = || {
             if self.law.flood != FloodBase::Now {
-                return quiet;
+                return match self.own_cores.load(Ordering::Relaxed) {
+                    0 => quiet,
+                    cores => quiet.min(self.own_point_fine(cores) / 2),
+                };
             }
             let area = self.window.mean_in_flight_fine(now);
             area.max(estimate.map_or(0, |e| e.in_flight_fine()))
