@@ -307,9 +307,9 @@ proptest::proptest! {
 
     /// The flood bound never refuses light load on a machine's own cores: Poisson arrivals
     /// at a quarter to half what the cores serve, for 20 s from a fresh front end. Above
-    /// half, a look takes the noise for a flood now and then: at 0.6 to 0.75 of what one
-    /// core serves, 1 to 4 runs in 400 of 20 s met refusals from it, with the bound at the
-    /// point (5 to 21 refusals a run before, at twice what the front end held).
+    /// half, a look takes the noise for a flood now and then (a few runs in a few hundred
+    /// between 0.6 and 0.75 of what one core serves), and the bound then refuses some of
+    /// the light traffic until the demand is calm again.
     #[test]
     fn on_its_own_cores_light_poisson_load_is_never_shed(
         per in 2u64..6,

@@ -27,9 +27,9 @@ impl Limiter {
     /// ([`crate::admission::Law::on`]; 4 on one core, 7 on four). Its cores share
     /// themselves among everything in flight, so that each request takes as many times its
     /// work as there are in flight: on the local loop's step a flood bound of twice what
-    /// the light traffic held (10 to 14 on one core at half what it serves) held the 0.1-s
-    /// windows of the surge's first second at 80 to 160 ms of p99 (4 to 8 times the quiet
-    /// p99) until the class armed, where the point held them at 25 to 40 ms.
+    /// the light traffic held (10 to 16 on one core at half what it serves) held the 0.1-s
+    /// windows of the surge's first second at 94 to 180 ms of p99 until the class armed,
+    /// where the point held them at 22 to 44 ms (`docs/admission.md`).
     fn own_point_fine(&self, cores: u32) -> u32 {
         let point = self.law.on_own_load().on(cores, 0.0).target * cores as f32 * 256.0;
         // `as` saturates: within `0..=u32::MAX` whatever the law.
