@@ -12,6 +12,7 @@ const VALUE_MASK: u32 = (1 << VALUE_BITS) - 1;
 /// One consistent reading of a [`CpuGauge`]: the value and the sequence number of the store
 /// that wrote it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Reading {
     /// The stored CPU, `None` when unknown.
     pub cpu: Option<CpuPercent>,

@@ -22,8 +22,10 @@ nodes.*.indices.search.query_time_in_millis,nodes.*.indices.search.fetch_time_in
 
 pub use crate::search_pool::{PoolCounters, PoolTracker, SearchPool};
 
-/// What a `_nodes/stats/os` body says about the cluster's CPU.
+/// What a `_nodes/stats/os` body says about the cluster's CPU ([`parse_node_stats`]; a later
+/// version may read more of it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NodeStats {
     /// The highest `os.cpu.percent` over the nodes that could measure it; `0 %` when none
     /// could (Fess: the maximum starts at 0).

@@ -27,7 +27,7 @@ const NO_ENDPOINT: u8 = u8::MAX;
 /// let control = LoadControl::new(80, 90);
 /// let status = ClusterStatus::new();
 /// let sink = ClusterSink::new(&control, &status);
-/// let sample = CpuSample { nodes: 3, failed: 1, ..CpuSample::local(CpuPercent::new(85)) };
+/// let sample = CpuSample::local(CpuPercent::new(85)).with_nodes(3, 1);
 /// sink.on_sample(Instant::from_secs(1), &sample);
 /// assert_eq!(status.raw_cpu(), CpuPercent::new(85));
 /// assert_eq!(status.nodes(), (3, 1));

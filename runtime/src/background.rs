@@ -175,13 +175,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> BackgroundGate<R, S> {
                     source,
                     &LocalSink::new(&shared.gate).with_history(&shared.history),
                     &shared.failures,
-                    Schedule {
-                        interval,
-                        clock: &shared.clock,
-                        sleep: &task_runtime,
-                        stop: &shared.task.stop,
-                        start_delay: Duration::ZERO,
-                    },
+                    Schedule::new(interval, &shared.clock, &task_runtime, &shared.task.stop),
                 )
                 .await;
                 shared.task.finish();

@@ -262,13 +262,8 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
                 source,
                 &sink,
                 shared.status.failures(),
-                Schedule {
-                    interval: shared.interval,
-                    clock: &shared.clock,
-                    sleep: &runtime,
-                    stop: &shared.task.stop,
-                    start_delay: delay,
-                },
+                Schedule::new(shared.interval, &shared.clock, &runtime, &shared.task.stop)
+                    .with_start_delay(delay),
             )
             .await;
             shared.task.finish();

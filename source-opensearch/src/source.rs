@@ -142,14 +142,14 @@ impl FromConfig for OpenSearchSource {
             )));
         }
         let Some(urls) = &config.cluster.urls else {
-            return Err(SetupError::Config(ConfigError {
-                at: Origin::Config,
-                key: Snippet::new(keys::SEARCH_ENGINE_URL),
-                value: Snippet::EMPTY,
-                kind: ConfigErrorKind::Missing {
+            return Err(SetupError::Config(ConfigError::new(
+                Origin::Config,
+                Snippet::new(keys::SEARCH_ENGINE_URL),
+                Snippet::EMPTY,
+                ConfigErrorKind::Missing {
                     needed_by: "HTTP load control (a threshold below 100)",
                 },
-            }));
+            )));
         };
         warn_half_credentials(config);
         Ok(OpenSearchSource::cluster(

@@ -308,15 +308,15 @@ fn check_interval(interval: Duration) -> Result<(), ConfigError> {
         return Ok(());
     }
     let shown = format!("{interval:?}");
-    Err(ConfigError {
-        at: Origin::Config,
-        key: Snippet::new(keys::MONITOR_INTERVAL),
-        value: Snippet::new(&shown),
-        kind: ConfigErrorKind::BelowMinimum {
+    Err(ConfigError::new(
+        Origin::Config,
+        Snippet::new(keys::MONITOR_INTERVAL),
+        Snippet::new(&shown),
+        ConfigErrorKind::BelowMinimum {
             minimum_ms: u32::try_from(minimum.as_millis()).unwrap_or(u32::MAX),
             because: "this machine's CPU cannot be measured more often",
         },
-    })
+    ))
 }
 
 impl fmt::Debug for SystemSource {

@@ -65,7 +65,7 @@ fn set<T: Apply>(target: &mut T, key: &keys::Key, entry: &Entry) -> Result<(), C
             } else {
                 shown_value(key, value)
             },
-            ..ConfigError::new(
+            ..ConfigError::of_key(
                 at,
                 key,
                 "",
@@ -77,13 +77,13 @@ fn set<T: Apply>(target: &mut T, key: &keys::Key, entry: &Entry) -> Result<(), C
     }
     target
         .apply(key, value)
-        .map_err(|kind| ConfigError::new(at, key, value, kind))
+        .map_err(|kind| ConfigError::of_key(at, key, value, kind))
 }
 
 impl ConfigError {
     /// An error for `key` from `at`, showing `value` as the key allows (a password as
     /// `***`, an address without its password).
-    pub(crate) fn new(
+    pub(crate) fn of_key(
         at: Origin,
         key: &keys::Key,
         value: &str,

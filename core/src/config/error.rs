@@ -94,6 +94,7 @@ impl fmt::Display for Origin {
 /// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConfigError {
     /// Where it came from.
     pub at: Origin,
@@ -104,6 +105,40 @@ pub struct ConfigError {
     pub value: Snippet,
     /// What is wrong with it.
     pub kind: ConfigErrorKind,
+}
+
+impl ConfigError {
+    /// An error of the entry `key = value` from `at`, of this `kind` (a source's setup
+    /// checks what the configuration's own checks cannot: a key it needs, a minimum of its
+    /// own).
+    ///
+    /// ```
+    /// use load_core::ConfigError;
+    /// use load_core::config::{ConfigErrorKind, Origin};
+    /// use load_core::text::Snippet;
+    ///
+    /// let error = ConfigError::new(
+    ///     Origin::Config,
+    ///     Snippet::new("search_engine.http.url"),
+    ///     Snippet::EMPTY,
+    ///     ConfigErrorKind::Missing { needed_by: "HTTP load control" },
+    /// );
+    /// assert!(error.to_string().contains("search_engine.http.url"), "{error}");
+    /// ```
+    #[must_use]
+    pub const fn new(
+        at: Origin,
+        key: Snippet,
+        value: Snippet,
+        kind: ConfigErrorKind,
+    ) -> ConfigError {
+        ConfigError {
+            at,
+            key,
+            value,
+            kind,
+        }
+    }
 }
 
 impl fmt::Display for ConfigError {

@@ -206,7 +206,7 @@ impl Key {
                 &mut value,
                 format_args!("{}", Shown::new(access, control, false)),
             );
-            ConfigError::new(Origin::Config, self, &value, kind)
+            ConfigError::of_key(Origin::Config, self, &value, kind)
         })
     }
 

@@ -167,7 +167,7 @@ impl Config {
                 continue;
             }
             key.parse(&mut next, value)
-                .map_err(|kind| ConfigError::new(Origin::Variable(name), key, value, kind))?;
+                .map_err(|kind| ConfigError::of_key(Origin::Variable(name), key, value, kind))?;
         }
         next.cluster.check_credentials()?;
         *self = next;
@@ -203,7 +203,7 @@ impl Config {
             key.check(self).map_err(|kind| {
                 let mut value = heapless::String::<64>::new();
                 let _ = core::fmt::write(&mut value, format_args!("{}", key.value(self)));
-                ConfigError::new(Origin::Config, key, &value, kind)
+                ConfigError::of_key(Origin::Config, key, &value, kind)
             })?;
         }
         self.cluster.check_credentials()

@@ -18,8 +18,10 @@ pub use outcome::handle_outcome;
 pub use sink::{ClusterSink, LocalSink, Sink};
 pub use stop::{Stop, StopWait};
 
-/// What a monitor needs besides its source and sink.
+/// What a monitor needs besides its source and sink ([`Schedule::new`], a later version may
+/// add to it).
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct Schedule<'a, C, Z> {
     /// Time between the starts of two polls.
     pub interval: Duration,
@@ -31,6 +33,30 @@ pub struct Schedule<'a, C, Z> {
     pub stop: &'a Stop,
     /// A wait before the first poll (see [`start_delay`]); zero for none.
     pub start_delay: Duration,
+}
+
+impl<'a, C, Z> Schedule<'a, C, Z> {
+    /// Polls every `interval` on `clock`, waiting with `sleep`, until `stop`; the first
+    /// at once ([`Schedule::with_start_delay`] for a wait before it).
+    #[must_use]
+    pub const fn new(interval: Duration, clock: &'a C, sleep: &'a Z, stop: &'a Stop) -> Self {
+        Schedule {
+            interval,
+            clock,
+            sleep,
+            stop,
+            start_delay: Duration::ZERO,
+        }
+    }
+
+    /// The same schedule, its first poll after `delay` ([`start_delay`]).
+    #[must_use]
+    pub const fn with_start_delay(self, delay: Duration) -> Self {
+        Schedule {
+            start_delay: delay,
+            ..self
+        }
+    }
 }
 
 /// A pseudo-random delay in `0..window` for a fleet member's first poll, from `seed` (any

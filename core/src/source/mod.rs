@@ -16,8 +16,10 @@ pub use doubles::{FixedSource, ScriptedSource};
 pub use error::{BodyError, SourceError, SourceErrorKind};
 pub use setup::{FromConfig, Role, SetupError};
 
-/// One reading of a CPU source.
+/// One reading of a CPU source, built with [`CpuSample::local`] or [`CpuSample::cluster`]
+/// and the `with_` methods (a later version may add what a sample carries).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CpuSample {
     /// The CPU: for a cluster, the busiest node (0 % when no node could measure, as in
     /// Fess); for a machine, its usage, `None` when it cannot measure.
@@ -67,6 +69,44 @@ impl CpuSample {
     pub const fn with_own_cores(self, cores: u32) -> CpuSample {
         CpuSample {
             own_cores: Some(if cores == 0 { 1 } else { cores }),
+            ..self
+        }
+    }
+
+    /// The same sample, of a cluster where `answered` nodes answered and `failed` did not
+    /// (a source of another cluster than OpenSearch's node stats, which
+    /// [`CpuSample::cluster`] reads).
+    ///
+    /// ```
+    /// use load_core::{CpuPercent, CpuSample};
+    ///
+    /// let sample = CpuSample::local(CpuPercent::new(85)).with_nodes(3, 1);
+    /// assert_eq!((sample.nodes, sample.failed), (3, 1));
+    /// ```
+    #[must_use]
+    pub const fn with_nodes(self, answered: u32, failed: u32) -> CpuSample {
+        CpuSample {
+            nodes: answered,
+            failed,
+            ..self
+        }
+    }
+
+    /// The same sample without [`CpuSample::own_cores`]: a machine's CPU that others share,
+    /// for a source that wraps one that says otherwise (the limit mode then learns its cap
+    /// from completions, the law without a pool).
+    ///
+    /// ```
+    /// use load_core::{CpuPercent, CpuSample};
+    ///
+    /// let own = CpuSample::local(CpuPercent::new(40)).with_own_cores(2);
+    /// assert_eq!(own.own_cores, Some(2));
+    /// assert_eq!(own.without_own_cores().own_cores, None);
+    /// ```
+    #[must_use]
+    pub const fn without_own_cores(self) -> CpuSample {
+        CpuSample {
+            own_cores: None,
             ..self
         }
     }

@@ -127,11 +127,7 @@ struct CpuOnly(SystemSource);
 
 impl CpuSource for CpuOnly {
     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
-        let sample = self.0.sample().await?;
-        Ok(CpuSample {
-            own_cores: None,
-            ..sample
-        })
+        Ok(self.0.sample().await?.without_own_cores())
     }
 }
 
