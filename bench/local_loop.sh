@@ -14,6 +14,8 @@
 #                                              # bench/local-loop/bursts.{md,json}, ~3 minutes
 #   bash bench/local_loop.sh --step 3          # the step test alone, traced, 3 rounds a mode:
 #                                              # bench/local-loop/step.{md,json}, ~2 minutes
+#   bash bench/local_loop.sh --one-x 3         # the 1x and 1.1x steps alone, traced, 3 rounds:
+#                                              # bench/local-loop/one-x.{md,json}, ~3 minutes
 #
 # The service starts in a cgroup-v1 cpuset of the last CPU and a cpuacct group of its own
 # (/sys/fs/cgroup/{cpuset,cpuacct}/load-control-service), so that `SystemSource` reads the
@@ -27,8 +29,8 @@ extra=()
 while (($#)); do
   case "$1" in
     --work-ms) work=(--work-ms "${2:?--work-ms needs milliseconds}"); shift 2 ;;
-    --bursts | --step) extra=("$1" "${2:?$1 needs a count of rounds}"); shift 2 ;;
-    *) echo "usage: $0 [--work-ms MS] [--bursts ROUNDS | --step ROUNDS]" >&2; exit 2 ;;
+    --bursts | --step | --one-x) extra=("$1" "${2:?$1 needs a count of rounds}"); shift 2 ;;
+    *) echo "usage: $0 [--work-ms MS] [--bursts ROUNDS | --step ROUNDS | --one-x ROUNDS]" >&2; exit 2 ;;
   esac
 done
 cpus="$(nproc)"

@@ -26,7 +26,8 @@
 //!
 //! `--bursts ROUNDS` runs the burst test alone, `--step ROUNDS` the step test alone (with
 //! its traces: `OUT_DIR/step.md`, `OUT_DIR/step.json`), for the limit mode on the service's
-//! own load and on its CPU alone.
+//! own load and on its CPU alone; `--one-x ROUNDS` the 1x step alone, traced, for the limit
+//! mode and little-loadshedder (`OUT_DIR/one-x.md`, `OUT_DIR/one-x.json`).
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -54,6 +55,9 @@ pub const BURST: usize = 100;
 pub const STEP_TEST: f64 = 6.0;
 /// The 1x rate, as a share of what the core serves flat out.
 pub const ONE_X_SHARE: f64 = 0.93;
+/// The factors of the 1x test alone (`--one-x`): 1x, and 1.1x, just beyond what the core
+/// serves flat out (1.1 x 0.93).
+pub const ONE_X_FACTORS: [f64; 2] = [1.0, 1.1];
 /// The web threshold of Fess's rule and of the limit mode's arming.
 pub const THRESHOLD: u32 = 70;
 /// How long a client waits for an answer.
@@ -180,7 +184,7 @@ struct Local {
 pub fn run(args: &[String]) -> Result<(), String> {
     let [enter, service, out, rest @ ..] = args else {
         return Err(
-            "usage: local_loop ENTER SERVICE OUT_DIR [--work-ms MS] [--bursts ROUNDS | --step ROUNDS]"
+            "usage: local_loop ENTER SERVICE OUT_DIR [--work-ms MS] [--bursts ROUNDS | --step ROUNDS | --one-x ROUNDS]"
                 .to_owned(),
         );
     };
@@ -195,16 +199,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     .filter(|ms| ms.is_finite() && *ms > 0.0)
                     .ok_or(format!("--work-ms '{value}' is not a positive number"))?;
             }
-            [flag, value] if flag == "--bursts" || flag == "--step" => {
+            [flag, value] if flag == "--bursts" || flag == "--step" || flag == "--one-x" => {
                 if alone.is_some() {
-                    return Err("--bursts and --step each run a test alone: give one".to_owned());
+                    return Err(
+                        "--bursts, --step and --one-x each run a test alone: give one".to_owned(),
+                    );
                 }
                 let rounds = value
                     .parse::<u32>()
                     .ok()
                     .filter(|n| (1..=100).contains(n))
                     .ok_or(format!("{flag} '{value}' is not a count from 1 to 100"))?;
-                alone = Some((flag == "--step", rounds));
+                alone = Some((flag.clone(), rounds));
             }
             _ => return Err(format!("unexpected arguments: {rest:?}")),
         }
@@ -221,8 +227,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     std::fs::create_dir_all(&local.out).map_err(|e| format!("{}: {e}", local.out.display()))?;
     match alone {
-        Some((false, rounds)) => local.bursts(rounds),
-        Some((true, rounds)) => local.steps_alone(rounds),
+        Some((flag, rounds)) if flag == "--bursts" => local.bursts(rounds),
+        Some((flag, rounds)) if flag == "--step" => local.steps_alone(rounds),
+        Some((_, rounds)) => local.one_x_alone(rounds),
         None => local.run(),
     }
 }
@@ -682,6 +689,120 @@ impl Local {
         let path = self.out.join("step.md");
         std::fs::write(&path, &table).map_err(|e| format!("{}: {e}", path.display()))?;
         write_traces(&self.out.join("step.json"), &tests)
+    }
+
+    /// The 1x step alone and one at 1.1x ([`ONE_X_FACTORS`]), `rounds` times for the limit
+    /// mode on the service's own load and little-loadshedder (the peer that shed least at
+    /// 1x), alternating, the limit mode's traced:
+    /// `one-x.md` (per round the shed of the counted part and whose it was, the flood
+    /// bound's or the cap's by the service's count, and the limit mode's trace) and
+    /// `one-x.json`. Where the 1x goal's misses come from.
+    fn one_x_alone(&self, rounds: u32) -> Result<(), String> {
+        let capacity = self.capacity()?;
+        let rate = capacity * ONE_X_SHARE;
+        eprintln!("1x = {rate:.0} requests/s");
+        let quiet = self.step(Mode::Off, 0.5, rate, 2)?;
+        self.target_ms.set(
+            10.0 * quiet
+                .summary(Duration::from_secs(1))
+                .p50
+                .ok_or("nothing answered at 0.5x")?,
+        );
+        let modes = [Mode::Limit, Mode::Little];
+        let mut table = format!(
+            "{}\n\n1x alone (`bash bench/local_loop.sh --one-x {rounds}`): the service of the \
+             local loop ({:.1} ms of CPU a request), 1x = {rate:.0} requests/s; each round {STEP:.0} s \
+             at 1x and at 1.1x (just beyond what the core serves flat out) on a fresh service, the first {WARMUP:.0} s not counted. Refused by the flood \
+             bound or by the cap: the service's own counts over the counted part (from the \
+             trace).\n\n\
+             | round | mode | factor | shed | refused by the flood bound | by the cap | served/s | p99 ms | CPU % |\n\
+             |---|---|---|---|---|---|---|---|---|\n",
+            run_line(),
+            self.work_ms
+        );
+        let mut runs = Vec::new();
+        let mut traces = String::new();
+        for round in 1..=rounds {
+            for (mode, factor) in modes
+                .into_iter()
+                .flat_map(|mode| ONE_X_FACTORS.map(|factor| (mode, factor)))
+            {
+                let phases = [Phase {
+                    rate: rate * factor,
+                    seconds: STEP,
+                }];
+                let seed = 30 + u64::from(round);
+                let (sent, _, cpu, trace) =
+                    self.offer(mode, &phases, &[], WARMUP, seed, mode == Mode::Limit)?;
+                let step = Step {
+                    mode: mode.name(),
+                    factor,
+                    offered: rate * factor,
+                    seconds: STEP - WARMUP,
+                    started_at: 0.0,
+                    sent,
+                    cpu_mean: cpu,
+                    indexed_per_s: 0.0,
+                    front_ends: 1,
+                    weights: Vec::new(),
+                    servers: Vec::new(),
+                };
+                let s = step.summary(Duration::from_secs(1));
+                // The service's counts over the counted part: the last reading before it
+                // and the last of all.
+                let at = |key: &str, counted: bool| {
+                    trace
+                        .iter()
+                        .filter(|r| !counted || r["t"].as_f64().is_some_and(|t| t < WARMUP))
+                        .filter_map(|r| r[key].as_u64())
+                        .next_back()
+                };
+                let since = |key: &str| at(key, false).zip(at(key, true)).map(|(b, a)| b - a);
+                let (flood, all) = (since("rejected_flood"), since("rejected"));
+                let show = |v: Option<u64>| v.map_or("-".to_owned(), |v| v.to_string());
+                let _ = writeln!(
+                    table,
+                    "| {round} | {} | {factor:.2}x | {:.1} % | {} | {} | {:.0} | {} | {cpu:.0} |",
+                    mode.name(),
+                    s.shed * 100.0,
+                    show(flood),
+                    show(all.zip(flood).map(|(a, f)| a.saturating_sub(f))),
+                    s.served_per_s,
+                    s.p99.map_or("-".to_owned(), |v| format!("{v:.1}")),
+                );
+                if !trace.is_empty() {
+                    let _ = write!(
+                        traces,
+                        "\n{} at {factor:.2}x (round {round}), the law every 0.25 s:\n\n```\n{}```\n",
+                        mode.name(),
+                        stats_trace::text(&trace)
+                    );
+                }
+                runs.push(json!({
+                    "round": round,
+                    "mode": mode.name(),
+                    "factor": factor,
+                    "shed": s.shed,
+                    "refused_flood": flood,
+                    "refused": all,
+                    "served_per_s": s.served_per_s,
+                    "p99_ms": s.p99,
+                    "cpu_mean": cpu,
+                    "trace": trace,
+                }));
+            }
+        }
+        table.push_str(&traces);
+        print!("{table}");
+        let path = self.out.join("one-x.md");
+        std::fs::write(&path, &table).map_err(|e| format!("{}: {e}", path.display()))?;
+        let path = self.out.join("one-x.json");
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&json!({ "rate_1x": rate, "runs": runs }))
+                .unwrap_or_default(),
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))
     }
 }
 
