@@ -70,6 +70,10 @@ pub enum CpuReport {
     /// Over the whole second before last, refreshed at each second's start: the model
     /// before the real node was traced, a second slower than the node.
     SecondBeforeLast,
+    /// Over the time since the poll before, as a cgroup's usage read at each poll
+    /// (`load_source_system::CgroupSource`, each sample the usage since the one before):
+    /// a service's own CPU, read by its one front end.
+    SincePoll,
 }
 
 /// What a real node and front end do that the model may leave out: the facts the traces
@@ -636,6 +640,8 @@ struct Node {
     refreshed: f64,
     /// The CPU it reports, in percent.
     reported: u8,
+    /// Busy core-microseconds in all, and when, at the last poll ([`CpuReport::SincePoll`]).
+    polled: (f64, u64),
     /// The time its tasks waited for a thread, in all (µs), added when a task gets one:
     /// what a node's `total_wait_time_in_nanos` counts.
     waited_us: u64,
@@ -656,6 +662,7 @@ impl Node {
             busy_total: 0.0,
             refreshed: 0.0,
             reported: 0,
+            polled: (0.0, 0),
             waited_us: 0,
             ran_us: 0,
         }
@@ -734,6 +741,13 @@ impl Node {
     /// The CPU a stats request at `now` reads, in percent, as `report` says the node
     /// reports it.
     fn cpu(&mut self, now: u64, cores: f64, report: CpuReport) -> u8 {
+        if report == CpuReport::SincePoll {
+            self.advance(now, cores);
+            let (busy, at) = self.polled;
+            self.polled = (self.busy_total, now);
+            let elapsed = now.saturating_sub(at).max(1) as f64;
+            return percent((self.busy_total - busy) * 1e6 / elapsed, cores);
+        }
         if report == CpuReport::SecondBeforeLast {
             self.advance(now, cores);
             let second = (now / 1_000_000) as usize;

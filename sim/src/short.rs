@@ -9,7 +9,7 @@
 //! counted; a burst test per mode (0.25x for 12 s, quiet from 4 s to 8 s, bursts of
 //! [`BURST`] at once to the first front end at 2 s and 8 s).
 
-use crate::{Fleet, Model, NodeFacts, Policy, Run, Scenario, percentile, simulate};
+use crate::{CpuReport, Fleet, Model, NodeFacts, Policy, Run, Scenario, percentile, simulate};
 
 /// The factors of 1x each compared mode is stepped through.
 pub const FACTORS: [f64; 6] = [0.5, 1.0, 1.25, 2.0, 3.0, 4.0];
@@ -105,6 +105,12 @@ impl Setup {
             Some(own_cores) => Scenario {
                 pool: 0.0,
                 own_cores,
+                // A service reads its own CPU at each poll, over the time since the one
+                // before (a cgroup's usage), not as a node reports it.
+                facts: NodeFacts {
+                    cpu: CpuReport::SincePoll,
+                    ..scenario.facts
+                },
                 ..scenario
             },
         }
@@ -193,6 +199,12 @@ pub fn short_loop_of(
 /// the CPU is the service's own (`own_cores`), or gives the CPU alone.
 #[must_use]
 pub fn local_loop(model: Model, seed: u64, own_cores: bool) -> Loop {
+    local_loop_with(model, seed, own_cores, Policy::Limit)
+}
+
+/// [`local_loop`] with `limit` as the limit mode (the default law's, or a design's).
+#[must_use]
+pub fn local_loop_with(model: Model, seed: u64, own_cores: bool, limit: Policy) -> Loop {
     run_loop(
         Setup {
             model,
@@ -201,7 +213,7 @@ pub fn local_loop(model: Model, seed: u64, own_cores: bool) -> Loop {
             local: Some(own_cores),
         },
         seed,
-        Policy::Limit,
+        limit,
     )
 }
 

@@ -39,6 +39,8 @@ pub struct Law {
     pub own_slack: f32,
     /// See [`Law::own_slack`].
     pub own_relief: f32,
+    /// What says a machine whose CPU is the front end's own is saturated.
+    pub own_gate: OwnGate,
     /// What the flood bound is measured against.
     pub flood: FloodBase,
     /// When the flood bound looks at the in-flight count.
@@ -58,6 +60,25 @@ pub struct Law {
 }
 
 /// Where the cap starts.
+/// What says a machine whose CPU is the front end's own is saturated ([`Law::own_gate`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnGate {
+    /// Its CPU, smoothed, as a node's ([`Law::saturated`]). At the load the cores serve
+    /// flat out less a few per cent the CPU reads about the gate, every dip below it grows
+    /// the cap and every reading above it shrinks it to the operating point, which refuses
+    /// a tenth of a Poisson load the cores could serve (the local loop's 1x, 7-11 %).
+    Cpu,
+    /// The CPU its demand would take: the CPU over the requests it served, times the
+    /// requests that arrived since the last poll (served, refused, and the change in
+    /// flight). Saturated when that is beyond the cores (100 %) by more than three
+    /// standard deviations of a Poisson count of the poll's arrivals, or, averaged over
+    /// polls, by more than two of the average's; below, the cap grows. Refusing lowers the
+    /// CPU and the served count alike, so the gate reads the demand whatever the cap
+    /// refuses.
+    Demand,
+}
+
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Start {
@@ -157,6 +178,7 @@ impl Law {
         relief_until: 0.3,
         own_slack: 1.0,
         own_relief: 2.0,
+        own_gate: OwnGate::Demand,
         flood: FloodBase::Quiet,
         watch: Watch::Completions,
         saturated: 93,
@@ -214,6 +236,21 @@ impl Law {
             target: self.target.max(floor),
             ..*self
         }
+    }
+
+    /// On a machine whose CPU is the front end's own ([`OwnGate::Demand`]): the CPU, in
+    /// per cent, that the requests which `arrived` since the last poll would take, the
+    /// `cpu` read over the `served` ones times the arrivals (over 100: more than the cores
+    /// serve); and the gate it is saturated at, 100 % and `deviations` standard deviations
+    /// of a Poisson count of the arrivals (at three, 117 % at 300 a poll, 160 % at
+    /// 30), so that the noise of a load the cores serve is not taken for more. Without a request served
+    /// the CPU is all a poll knows: a stall in a poll too short to tell, or no load.
+    pub(crate) fn demand_cpu(cpu: u8, served: u32, arrived: u64, deviations: u64) -> (f64, u8) {
+        // 100 % times 1 + deviations / √arrived, with the root rounded down (no_std has no
+        // float root; rounded down is the wider gate).
+        let gate = (100 + deviations * 100 / arrived.max(1).isqrt()).min(250) as u8;
+        let demand = f64::from(cpu) * arrived as f64 / f64::from(served.max(1));
+        (demand.min(1e6), gate)
     }
 
     /// The smoothed CPU after a reading of `cpu` (the previous smoothed value `before`,

@@ -30,7 +30,15 @@
 //!   on one core, 5 on four, [`Law::own_slack`]): its requests do not wait on I/O as a
 //!   node's search threads do, and the async worker that answers them shares the cores. It
 //!   is held only while the node's CPU says it is saturated: the CPU, smoothed (it follows
-//!   a rise at once and a fall by 15 % of the way a poll), at 93 % or more. The error a
+//!   a rise at once and a fall by 15 % of the way a poll), at 93 % or more. On a machine
+//!   whose CPU is the front end's own, saturated is the demand beyond its cores instead:
+//!   the CPU over the requests it served since the last poll, times the requests that
+//!   arrived (served, refused, and the change in flight), beyond 100 % by more than three
+//!   standard deviations of a Poisson count of those arrivals, or, averaged over polls (a
+//!   quarter of the way a poll), by more than two of theirs. A load its cores serve at
+//!   93 % CPU is no longer taken for more, and the cap grows instead of refusing its
+//!   variance; refusing lowers the CPU and the served count alike, so the gate reads the
+//!   demand whatever the cap refuses. The error a
 //!   poll acts on is the load per core over the point, but never more than `0.6 × (cpu − 93)` above saturation and `0.05 × (cpu − 93)` below
 //!   it: below saturation the error is negative and the cap grows, whatever queue a load
 //!   below capacity keeps (OpenSearch's pool has more threads than cores, so a busy pool is
@@ -133,5 +141,5 @@ mod window;
 
 pub(crate) use bound::Bound;
 #[doc(hidden)]
-pub use law::{FloodBase, Law, Start, Watch};
+pub use law::{FloodBase, Law, OwnGate, Start, Watch};
 pub(crate) use limit::Limiter;

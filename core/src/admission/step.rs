@@ -13,7 +13,7 @@
 
 use super::cap::{MIN_FINE, ceiling};
 use super::flood::{SPAN_MS, Span};
-use super::law::{FloodBase, Law, Start};
+use super::law::{FloodBase, Law, OwnGate, Start};
 use super::window::BUCKET_MS;
 use crate::node_stats::SearchPool;
 
@@ -42,9 +42,15 @@ pub(crate) struct PollState {
     /// The CPUs of a machine whose CPU is the front end's own, when the last poll read its
     /// own load over them as the pool ([`own_pool`]), for the stats.
     pub(crate) own_cores: Option<u32>,
-    /// The completion and refusal counts (wrapping) the last poll took.
+    /// The completion and refusal counts (wrapping) the last poll took, and the requests
+    /// in flight then.
     pub(crate) completed_seen: u32,
     pub(crate) refused_seen: u32,
+    pub(crate) in_flight_seen: u32,
+    /// On a machine's own load with [`OwnGate::Demand`]: the CPU its demand would take and
+    /// the requests that arrived, averaged over the polls (`None`: no poll that served a
+    /// request yet).
+    pub(crate) demand: Option<Averaged>,
     /// The share of this front end's demand refused between the last two polls that took
     /// the counts, in percent.
     pub(crate) refused_percent: u8,
@@ -65,9 +71,22 @@ impl PollState {
         own_cores: None,
         completed_seen: 0,
         refused_seen: 0,
+        in_flight_seen: 0,
+        demand: None,
         refused_percent: 0,
         span: None,
     };
+}
+
+/// The CPU a machine's demand would take ([`Law::demand_cpu`]) and the requests that
+/// arrived a poll, each averaged over the polls a quarter of the way at each, and the sum
+/// of the squares of the average's weights (1 at the first poll, 1/7 in the long run): its
+/// noise is that of `1 / squares` polls.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Averaged {
+    pub(crate) demand: f32,
+    pub(crate) arrived: f32,
+    pub(crate) squares: f32,
 }
 
 /// One poll, and what the requests share with it at that moment.
@@ -151,7 +170,9 @@ impl Law {
     ///
     /// In order:
     ///
-    /// 1. The CPU is smoothed ([`Law::smooth`]) and says whether the cluster is saturated.
+    /// 1. The CPU is smoothed ([`Law::smooth`]) and says whether the cluster is saturated
+    ///    (on a machine's own load with [`OwnGate::Demand`], the demand beyond its cores
+    ///    says it instead, once the poll's counts are taken: [`Law::demand_cpu`]).
     /// 2. A poll with the pool (a node's, or, for a machine whose CPU is the front end's
     ///    own, its own requests in flight over its CPUs: [`own_pool`], with the slack and
     ///    relief of a machine's own load, [`Law::own_slack`]) starts the fleet law (or
@@ -262,8 +283,10 @@ impl Law {
         }
         let completed = poll.completed.wrapping_sub(before.completed_seen);
         let refused_since = poll.refused.wrapping_sub(before.refused_seen);
+        let in_flight_before = before.in_flight_seen;
         state.completed_seen = poll.completed;
         state.refused_seen = poll.refused;
+        state.in_flight_seen = poll.in_flight;
         let demand = refused_since.saturating_add(completed);
         let refused = if demand > 0 {
             f64::from(refused_since) / f64::from(demand)
@@ -280,12 +303,64 @@ impl Law {
             };
         };
 
-        // On a machine's own load, its own slack and relief.
-        let this = if poll.pool.is_none() {
-            self.on_own_load()
+        // On a machine's own load, its own slack and relief, and (with `OwnGate::Demand`)
+        // saturated by the CPU its demand would take rather than by the CPU it is given.
+        let (this, cpu) = if poll.pool.is_none() {
+            let own = self.on_own_load();
+            match self.own_gate {
+                OwnGate::Cpu => (own, cpu),
+                OwnGate::Demand => {
+                    let arrived = (u64::from(completed)
+                        + u64::from(refused_since)
+                        + u64::from(poll.in_flight))
+                    .saturating_sub(u64::from(in_flight_before));
+                    // A poll's demand beyond three standard deviations of its arrivals (a
+                    // surge, told at once); or, averaged over polls, whose noise is that of
+                    // seven polls' arrivals ((2 - 1/4) / (1/4)), beyond two: a load just
+                    // beyond the cores, within one poll's noise, is told within a few. A
+                    // fresh load's first second, its queue growing from nothing, is within
+                    // the first.
+                    let (demand, gate) = Law::demand_cpu(poll.cpu, completed, arrived, 3);
+                    // A poll with nothing served (a fresh front end's first, at its first
+                    // request) says nothing of the demand's CPU: the average starts at the
+                    // first that served a request. Its noise is that of `1 / q` polls'
+                    // arrivals, `q` the sum of its weights' squares.
+                    let averaged = match before.demand {
+                        _ if completed == 0 => before.demand,
+                        None => Some(Averaged {
+                            demand: demand as f32,
+                            arrived: arrived as f32,
+                            squares: 1.0,
+                        }),
+                        Some(a) => Some(Averaged {
+                            demand: a.demand + (demand as f32 - a.demand) / 4.0,
+                            arrived: a.arrived + (arrived as f32 - a.arrived) / 4.0,
+                            squares: a.squares * (9.0 / 16.0) + 1.0 / 16.0,
+                        }),
+                    };
+                    state.demand = averaged;
+                    let (demand, gate) = match averaged {
+                        Some(a) if demand < f64::from(gate) => {
+                            let polls = a.arrived / a.squares;
+                            let (_, gate) = Law::demand_cpu(0, 1, polls as u64, 2);
+                            (f64::from(a.demand), gate)
+                        }
+                        _ => (demand, gate),
+                    };
+                    state.saturated = demand >= f64::from(gate);
+                    (
+                        Law {
+                            saturated: gate,
+                            ..own
+                        },
+                        demand,
+                    )
+                }
+            }
         } else {
-            *self
+            (*self, cpu)
         };
+        let saturated = state.saturated;
         let law = this.on_cores(pool.cores());
         let load = load_per_core(&pool);
         let queued_now = u64::from(pool.active) + u64::from(pool.queue);

@@ -450,6 +450,8 @@ proptest::proptest! {
             own_cores: None,
             completed_seen: seen.0,
             refused_seen: seen.1,
+            in_flight_seen: 0,
+            demand: None,
             refused_percent: 0,
             span: None,
         };
@@ -530,11 +532,16 @@ fn a_machines_own_load_is_its_requests_in_flight_over_its_cores() {
 
 /// Without a node's pool, a sample that says the CPU is the front end's own runs the law
 /// on the front end's own requests in flight: armed and saturated with 8 in flight on one
-/// core the cap comes down, as it would with a node's pool reporting that load, while the
-/// law without any pool leaves it to the completions; a node's pool, when there is one,
-/// wins.
+/// core the cap comes down, as it would with a node's pool reporting that load (with the
+/// CPU as the gate, [`OwnGate::Cpu`]), while the law without any pool leaves it to the
+/// completions; a node's pool, when there is one, wins.
 #[test]
 fn own_cores_stand_for_the_pool_a_machine_has_not() {
+    const MOVES: Law = Law {
+        own_gate: OwnGate::Cpu,
+        ..self::MOVES
+    };
+    let run = |polls: &[Poll]| run_with(&MOVES, polls);
     let fine = 8 * 256;
     let loaded = |pool: Option<SearchPool>, own_cores: Option<u32>| Poll {
         own_cores,
@@ -569,6 +576,62 @@ fn own_cores_stand_for_the_pool_a_machine_has_not() {
     assert_eq!(both[1].fine, node_only[1].fine, "a node's pool wins");
     assert_eq!(both[1].state.own_cores, None);
     assert_eq!(without[1].state.own_cores, None);
+}
+
+/// On a machine's own load the default gate is the demand ([`OwnGate::Demand`]): cores
+/// 99 % busy that served every request that arrived are not saturated, and the cap
+/// grows; the same cores with as many requests again refused, or queued, are, and it
+/// comes down. The CPU alone said saturated in all three.
+#[test]
+fn own_cores_are_saturated_by_the_demand_beyond_them() {
+    let fine = 8 * 256;
+    let first = Poll {
+        own_cores: Some(1),
+        in_flight: 8,
+        peak: 8,
+        mean_fine: 8 * 256,
+        ..poll(true, 99, None, fine)
+    };
+    let then = |refused: u32, in_flight: u32| Poll {
+        completed: 300,
+        refused,
+        in_flight,
+        peak: in_flight,
+        ..first
+    };
+    let law = Law {
+        start: Start::Room,
+        ..Law::DEFAULT
+    };
+    for (refused, in_flight, saturated) in [(0, 8, false), (300, 8, true), (0, 308, true)] {
+        let steps = run_with(&law, &[first, then(refused, in_flight)]).1;
+        assert_eq!(
+            steps[1].state.saturated, saturated,
+            "refused {refused}, in flight {in_flight}: {:?}",
+            steps[1]
+        );
+        let cap = steps[1].fine.expect("the cap moves");
+        assert_eq!(cap > fine, !saturated, "refused {refused}: {cap}");
+        let cpu = Law {
+            own_gate: OwnGate::Cpu,
+            ..law
+        };
+        let steps = run_with(&cpu, &[first, then(refused, in_flight)]).1;
+        assert!(steps[1].state.saturated, "the CPU alone says saturated");
+    }
+}
+
+/// The demand's CPU and its gate: the CPU over what was served times what arrived; the
+/// gate some standard deviations of a Poisson count of the arrivals over 100 %.
+#[test]
+fn the_demand_gate_is_beyond_the_cores_by_more_than_noise() {
+    assert_eq!(Law::demand_cpu(90, 300, 300, 2), (90.0, 111));
+    assert_eq!(Law::demand_cpu(90, 300, 300, 3), (90.0, 117));
+    assert_eq!(Law::demand_cpu(90, 300, 600, 2), (180.0, 108));
+    assert_eq!(Law::demand_cpu(50, 30, 30, 3), (50.0, 160));
+    assert_eq!(Law::demand_cpu(100, 0, 0, 3), (0.0, 250));
+    assert_eq!(Law::demand_cpu(100, 0, 3, 3), (300.0, 250));
+    assert_eq!(Law::demand_cpu(100, 1, u64::MAX, 3), (1e6, 100));
 }
 
 /// A poll that leaves the class unbounded measures the arrivals per bucket since the last
