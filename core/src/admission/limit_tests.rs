@@ -290,3 +290,104 @@ fn a_surge_is_bounded_as_it_arrives_before_any_completion() {
     assert_eq!(surge(Law::ARRIVALS), (true, 30));
     assert_eq!(surge(Law::DEFAULT), (false, 60));
 }
+
+/// A configuration reload is a transition too, and hands the cap only what was configured,
+/// never what a surge made: with the cluster's pool (or a machine's own cores), once a poll
+/// has set the cap a new `load.control.admission.initial` leaves it and what a flood is
+/// measured against as they are; before anything is learnt the cap is the configured
+/// initial one, as at start; without a pool the initial cap is the floor the law keeps, so
+/// the cap is raised to it and no further. Walked from every state a poll or the window
+/// leaves, with the in-flight count of a surge, to initial caps below and above the cap.
+#[test]
+fn a_reload_hands_the_cap_only_what_was_configured() {
+    /// A state's name, how to reach it, and whether the cap is learnt and the fleet law
+    /// holds there.
+    type State = (&'static str, fn(&Limiter), (bool, bool));
+    let states: [State; 6] = [
+        ("fresh", |_| {}, (false, false)),
+        (
+            "a pool, unbounded",
+            |l| l.on_poll(false, 20, busy(500), None),
+            (false, true),
+        ),
+        (
+            "a pool, armed",
+            |l| {
+                l.on_poll(false, 20, busy(500), None);
+                l.on_poll(true, 99, busy(3_000), None);
+            },
+            (true, true),
+        ),
+        (
+            "own cores, armed",
+            |l| {
+                l.on_poll(false, 20, None, Some(1));
+                l.on_poll(true, 99, None, Some(1));
+            },
+            (true, true),
+        ),
+        (
+            "no pool, learnt",
+            |l| {
+                for n in 0..30 {
+                    l.enter();
+                    l.leave(ms(n), ms(n + 50), true);
+                }
+                l.enter();
+                l.leave(ms(150), ms(200), true);
+            },
+            (true, false),
+        ),
+        (
+            "a pool, then none for longer than the grace",
+            |l| {
+                l.on_poll(true, 99, busy(3_000), None);
+                for _ in 0..=super::super::step::POOL_GRACE {
+                    l.on_poll(true, 99, None, None);
+                }
+            },
+            (true, false),
+        ),
+    ];
+    for (name, reach, expected) in states {
+        for initial in [1, 8, 100, 10_000] {
+            let limiter = Limiter::new(8, SECOND, Law::DEFAULT);
+            reach(&limiter);
+            // A surge in flight: nothing of it may reach the cap through a reload.
+            for _ in 0..500 {
+                limiter.enter();
+            }
+            let (cap, quiet, learned, fleet) = (
+                limiter.fine.load(Ordering::Relaxed),
+                limiter.quiet.load(Ordering::Relaxed),
+                limiter.learned(),
+                limiter.fleet(),
+            );
+            assert_eq!((learned, fleet), expected, "{name}: not the state it names");
+            limiter.set_initial(initial);
+            let configured = initial * 256;
+            let (after, quiet_after) = (
+                limiter.fine.load(Ordering::Relaxed),
+                limiter.quiet.load(Ordering::Relaxed),
+            );
+            let what = format!("{name}, initial {initial}: {cap} -> {after}");
+            if !learned {
+                assert_eq!(
+                    after, configured,
+                    "{what}: nothing learnt, the configured cap"
+                );
+                assert_eq!(quiet_after, configured, "{what}");
+            } else if fleet {
+                assert_eq!(after, cap, "{what}: the law's cap stays");
+                assert_eq!(quiet_after, quiet, "{what}");
+            } else {
+                assert_eq!(
+                    after,
+                    cap.max(configured),
+                    "{what}: raised to the floor only"
+                );
+            }
+            assert!(after <= cap.max(configured), "{what}");
+        }
+    }
+}
