@@ -75,7 +75,7 @@ pub fn row(t: f64, stats: &Value) -> Value {
         "t": (t * 1000.0).round() / 1000.0,
         "cpu": stats["cpu"],
         "raw_cpu": stats["raw_cpu"],
-        "armed": stats["rejecting_web"],
+        "armed": stats["armed_web"],
         "cap": cap,
         "ceiling": ceiling,
         "in_flight": admission["in_flight"],
@@ -134,7 +134,7 @@ mod tests {
     #[test]
     fn a_reading_keeps_what_the_law_acts_on() {
         let stats = json!({
-            "cpu": 93, "raw_cpu": 97, "rejecting_web": true, "rejected_web": 12,
+            "cpu": 93, "raw_cpu": 97, "armed_web": true, "rejected_web": 12,
             "admission": {
                 "cap_hundredths": 250, "ceiling": u32::MAX, "in_flight": 3, "flooding": false,
                 "refused_percent": 40, "saturated": true, "learned": true, "own_cores": 1,
@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn a_flood_bound_and_a_nodes_pool_are_kept() {
         let stats = json!({
-            "cpu": 20, "raw_cpu": 20, "rejecting_web": false, "rejected_web": 0,
+            "cpu": 20, "raw_cpu": 20, "armed_web": false, "rejected_web": 0,
             "admission": {
                 "cap_hundredths": 101, "ceiling": 4, "in_flight": 4, "flooding": true,
                 "refused_percent": 0, "saturated": false, "learned": false, "own_cores": null,

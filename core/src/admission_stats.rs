@@ -7,10 +7,6 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionStats {
-    /// Whether the web class is armed (in the threshold mode: rejecting).
-    pub armed_web: bool,
-    /// Whether the API class is armed.
-    pub armed_api: bool,
     /// The in-flight cap while armed, in whole requests (at least one).
     pub cap: u32,
     /// The same cap in hundredths of a request: with the cluster's search pool the fleet

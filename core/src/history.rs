@@ -1,7 +1,7 @@
 //! A fixed-size record of what load control saw and decided, poll by poll, for dashboards.
 //!
 //! - [`ClusterHistory`] keeps, per cluster poll, the raw and effective CPU, each class's
-//!   rejecting state and the rejections since the previous poll ([`ClusterPoint`]), plus
+//!   armed state and the rejections since the previous poll ([`ClusterPoint`]), plus
 //!   the last poll error.
 //! - [`LocalHistory`] keeps, per local sample, the CPU and whether background work may
 //!   proceed ([`LocalPoint`]).
@@ -34,7 +34,7 @@
 //! let timeline = history.snapshot();
 //! let points: Vec<_> = timeline.iter().collect();
 //! assert_eq!(points.len(), 2);
-//! assert!(points[0].rejecting_web && !points[1].rejecting_web);
+//! assert!(points[0].armed_web && !points[1].armed_web);
 //! assert_eq!(points[1].rejected_web, 1); // the rejection between the two polls
 //! ```
 
@@ -64,10 +64,10 @@ pub struct ClusterPoint {
     pub failed: bool,
     /// Whether web requests were being rejected after the poll (in the limit mode:
     /// whether the class was armed).
-    pub rejecting_web: bool,
+    pub armed_web: bool,
     /// Whether API requests were being rejected after the poll (in the limit mode:
     /// whether the class was armed).
-    pub rejecting_api: bool,
+    pub armed_api: bool,
     /// Web requests rejected, whatever the reason (in monitor mode: that would have been),
     /// since the previous point.
     pub rejected_web: u32,
@@ -310,8 +310,8 @@ mod tests {
                 (
                     p.at.as_millis() / 1000,
                     p.raw.map(CpuPercent::get),
-                    p.rejecting_web,
-                    p.rejecting_api,
+                    p.armed_web,
+                    p.armed_api,
                     p.rejected_web,
                     p.rejected_api,
                 )
@@ -344,7 +344,7 @@ mod tests {
         assert_eq!(latest.raw, None);
         // Fess's policy: a failed poll resets the CPU to 0 %, and rejecting stops.
         assert_eq!(latest.cpu, CpuPercent::new(0));
-        assert!(!latest.rejecting_web);
+        assert!(!latest.armed_web);
         assert_eq!(history.last_error(), Some((Instant::from_secs(2), error)));
     }
 

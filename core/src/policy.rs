@@ -17,7 +17,7 @@ pub enum Outcome {
 }
 
 /// The signal settings of a [`ControlConfig`]: how the monitor side turns samples into
-/// each class's rejecting state.
+/// each class's armed state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SignalPolicy {
     /// See [`ControlConfig::failure_policy`].
@@ -124,17 +124,17 @@ impl Signal {
 /// Whether one class (web or API) is being rejected, with hysteresis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Hysteresis {
-    pub(crate) rejecting: bool,
-    /// Consecutive samples at or above the threshold while not rejecting.
+    pub(crate) armed: bool,
+    /// Consecutive samples at or above the threshold while not armed.
     streak: u32,
-    /// When rejecting started.
+    /// When the class was armed.
     since: Instant,
 }
 
 impl Hysteresis {
-    pub(crate) const fn new(rejecting: bool) -> Hysteresis {
+    pub(crate) const fn new(armed: bool) -> Hysteresis {
         Hysteresis {
-            rejecting,
+            armed,
             streak: 0,
             since: Instant::ZERO,
         }
@@ -167,7 +167,7 @@ impl Hysteresis {
         let Some(cpu) = cpu else {
             return true;
         };
-        if self.rejecting {
+        if self.armed {
             let exit_below = threshold.get().saturating_sub(config.exit_margin).max(1);
             let held_long_enough = now.saturating_duration_since(self.since) >= config.min_hold;
             if cpu.get() < exit_below && held_long_enough && !threshold.rejects_all() {
@@ -176,14 +176,14 @@ impl Hysteresis {
         } else if threshold.is_reached(cpu) {
             self.streak += 1;
             if self.streak >= config.enter_samples || threshold.rejects_all() {
-                self.rejecting = true;
+                self.armed = true;
                 self.streak = 0;
                 self.since = now;
             }
         } else {
             self.streak = 0;
         }
-        self.rejecting
+        self.armed
     }
 }
 
@@ -308,7 +308,7 @@ mod tests {
             assert_eq!(h.update(secs(0), cpu(n), t(80), &c), want, "{n}");
         }
         let mut zero = Hysteresis::initial(t(0));
-        assert!(zero.rejecting);
+        assert!(zero.armed);
         assert!(zero.update(secs(0), cpu(0), t(0), &c));
         let mut off = Hysteresis::initial(t(100));
         assert!(!off.update(secs(0), cpu(100), t(100), &c));
@@ -342,7 +342,7 @@ mod tests {
         let c = config();
         let mut h = Hysteresis::initial(t(80));
         assert!(h.update(secs(0), None, t(80), &c));
-        assert!(!h.rejecting);
+        assert!(!h.armed);
         assert!(!h.update(secs(1), cpu(10), t(80), &c));
     }
 }

@@ -20,7 +20,7 @@ use crate::{
 /// let stats = Stats::of(&control, &status, Instant::from_secs(12));
 /// assert_eq!(stats.cpu, CpuPercent::new(85));
 /// assert_eq!(stats.sample_age, Some(core::time::Duration::from_secs(2)));
-/// assert_eq!((stats.rejected_web, stats.rejecting_web), (1, true));
+/// assert_eq!((stats.rejected_web, stats.armed_web), (1, true));
 /// ```
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,13 +54,14 @@ pub struct Stats {
     pub rejections_web: Rejections,
     /// API requests rejected by reason: they add up to [`Stats::rejected_api`].
     pub rejections_api: Rejections,
-    /// Whether web requests are in the rejecting state (in the limit mode: armed, so
-    /// admitted under the in-flight cap; see [`crate::AdmissionStats`]).
-    pub rejecting_web: bool,
-    /// Whether API requests are in the rejecting state (in the limit mode: armed, so
-    /// admitted under the in-flight cap; see [`crate::AdmissionStats`]).
-    pub rejecting_api: bool,
-    /// Entries into the rejecting state, both classes.
+    /// Whether the web class is armed: the CPU at or over its threshold (with the
+    /// hysteresis, and in the limit mode the cool-off), so that its requests are refused
+    /// (Fess's rule; in monitor mode, would be) or admitted under the in-flight cap (the
+    /// limit mode, [`crate::AdmissionStats`]).
+    pub armed_web: bool,
+    /// Whether the API class is armed (see [`Stats::armed_web`]).
+    pub armed_api: bool,
+    /// Entries into the armed state, both classes.
     pub transitions: u32,
     /// Thresholds, mode and admission mode in force.
     pub settings: Settings,
@@ -95,8 +96,8 @@ impl Stats {
             rejected_api: api.total(),
             rejections_web: web,
             rejections_api: api,
-            rejecting_web: control.is_rejecting(Route::Web),
-            rejecting_api: control.is_rejecting(Route::Api),
+            armed_web: control.is_armed(Route::Web),
+            armed_api: control.is_armed(Route::Api),
             transitions: status.transitions(),
             settings: control.settings(),
             admission: control.admission(),

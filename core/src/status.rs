@@ -178,7 +178,7 @@ impl ClusterStatus {
         }
     }
 
-    /// How often a class entered the rejecting state.
+    /// How often a class entered the armed state.
     #[must_use]
     pub fn transitions(&self) -> u32 {
         self.transitions.load(Ordering::Relaxed)

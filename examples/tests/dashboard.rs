@@ -90,8 +90,8 @@ fn view<'a>(
         admission: AdmissionMode::Threshold,
         live: LoadControl::new(70, 90).admission(),
         monitor_started: true,
-        rejecting_web: false,
-        rejecting_api: false,
+        armed_web: false,
+        armed_api: false,
         rejections_web: load_smol::Rejections::default(),
         rejections_api: load_smol::Rejections::default(),
         crawled: 1234,
@@ -225,7 +225,7 @@ fn the_limit_mode_draws_the_cap_and_the_requests_in_flight() {
     view.cluster_now = Instant::from_secs(4);
     view.admission = AdmissionMode::Limit;
     view.live = control.admission();
-    view.rejecting_web = control.is_rejecting(load_smol::Route::Web);
+    view.armed_web = control.is_armed(load_smol::Route::Web);
     // One request over the cap, and one only checked while armed: the cap's and the CPU's,
     // in the words of the log and the metrics.
     assert!(!control.admit("/search?q=b", &clock).is_admitted());
@@ -353,8 +353,8 @@ fn thresholds_at_the_edges_are_drawn_as_they_act() {
     view.web_threshold = 0.into();
     view.api_threshold = Threshold::from_fess(-5);
     view.adaptive_threshold = load_smol::GateThreshold::from_fess(100);
-    view.rejecting_web = true;
-    view.rejecting_api = true;
+    view.armed_web = true;
+    view.armed_api = true;
     let page = dashboard::page(&view);
     assert!(page.contains("Web: rejecting every request"), "{page}");
     assert!(page.contains("API: rejecting every request"), "{page}");
@@ -376,7 +376,7 @@ fn the_badges_follow_the_live_state() {
     let empty = ClusterHistory::new().snapshot();
     let local = local_history().snapshot();
     let mut view = view(&empty, &local);
-    view.rejecting_web = true;
+    view.armed_web = true;
     let page = dashboard::page(&view);
     assert!(page.contains("Web: rejecting (≥ 70%)"), "{page}");
     assert!(page.contains("API: admitting (< 90%)"), "{page}");

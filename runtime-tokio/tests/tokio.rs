@@ -173,12 +173,12 @@ async fn the_layer_holds_each_permit_while_the_service_answers() {
     // The first request starts the monitor; the class arms at its first poll.
     assert_eq!(get_raw(addr, "/search").await.status, 200);
     let control = guard.control();
-    assert!(eventually(Duration::from_secs(10), || control.admission().armed_web).await);
+    assert!(eventually(Duration::from_secs(10), || control.is_armed(Route::Web)).await);
     let (ok, busy, statuses) = burst().await;
     assert_eq!((ok, busy), (2, 14), "armed: {statuses:?}");
     assert_eq!(control.admission().in_flight, 0);
     dial.set(10);
-    assert!(eventually(Duration::from_secs(10), || !control.admission().armed_web).await);
+    assert!(eventually(Duration::from_secs(10), || !control.is_armed(Route::Web)).await);
     let (ok, busy, statuses) = burst().await;
     assert_eq!((ok, busy), (16, 0), "disarmed: {statuses:?}");
     assert_eq!(control.admission().in_flight, 0);

@@ -156,8 +156,8 @@ impl Snapshot {
             admission: control.admission,
             live: self.live.admission,
             monitor_started: self.monitor_started,
-            rejecting_web: self.live.rejecting_web,
-            rejecting_api: self.live.rejecting_api,
+            armed_web: self.live.armed_web,
+            armed_api: self.live.armed_api,
             rejections_web: self.live.rejections_web,
             rejections_api: self.live.rejections_api,
             crawled: 0,
@@ -226,9 +226,9 @@ pub struct View<'a> {
     /// Whether the cluster monitor was started (it starts on the first controlled request).
     pub monitor_started: bool,
     /// Whether web requests are being rejected now (the live state, for the badges).
-    pub rejecting_web: bool,
+    pub armed_web: bool,
     /// Whether API requests are being rejected now.
-    pub rejecting_api: bool,
+    pub armed_api: bool,
     /// Web requests rejected in all, by reason (the words of the log and the metrics).
     pub rejections_web: Rejections,
     /// API requests rejected in all, by reason.
@@ -427,13 +427,13 @@ pub fn cluster_chart(view: &View<'_>) -> String {
         &mut svg,
         "web",
         "web requests rejected",
-        &spans(&points, |p| p.at, |p| p.rejecting_web, now, window),
+        &spans(&points, |p| p.at, |p| p.armed_web, now, window),
     );
     shade(
         &mut svg,
         "api",
         "API requests rejected",
-        &spans(&points, |p| p.at, |p| p.rejecting_api, now, window),
+        &spans(&points, |p| p.at, |p| p.armed_api, now, window),
     );
     percent_axis(&mut svg);
     time_axis(&mut svg, window);
@@ -724,8 +724,8 @@ fn swatch(colour: &str, text: &str) -> String {
 #[must_use]
 pub fn page(view: &View<'_>) -> String {
     let latest = view.cluster.latest();
-    let (web_class, web_text) = state(view.rejecting_web, view.web_threshold, view);
-    let (api_class, api_text) = state(view.rejecting_api, view.api_threshold, view);
+    let (web_class, web_text) = state(view.armed_web, view.web_threshold, view);
+    let (api_class, api_text) = state(view.armed_api, view.api_threshold, view);
     let local_now = view.local.latest();
     let crawler = match local_now {
         _ if view.adaptive_threshold.is_off() => "running (adaptive control off)",

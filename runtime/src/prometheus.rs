@@ -264,11 +264,11 @@ fn encode_guard(encoder: &mut DescriptorEncoder<'_>, stats: &Stats) -> fmt::Resu
     rejected(encoder, stats)?;
     gauge(
         encoder,
-        "rejecting",
-        "1 while a class is in the rejecting state",
+        "armed",
+        "1 while a class is armed: the CPU at or over its threshold, its requests refused (Fess's rule) or capped (the limit mode)",
         &[
-            (Some(("class", "web")), int(stats.rejecting_web)),
-            (Some(("class", "api")), int(stats.rejecting_api)),
+            (Some(("class", "web")), int(stats.armed_web)),
+            (Some(("class", "api")), int(stats.armed_api)),
         ],
     )?;
     let admission = &stats.admission;
@@ -277,15 +277,6 @@ fn encode_guard(encoder: &mut DescriptorEncoder<'_>, stats: &Stats) -> fmt::Resu
         "admission_limit_mode",
         "1 with load.control.admission=limit (an in-flight cap while armed)",
         &[(None, int(stats.settings.admission == AdmissionMode::Limit))],
-    )?;
-    gauge(
-        encoder,
-        "armed",
-        "1 while a class is armed (in the threshold mode: rejecting)",
-        &[
-            (Some(("class", "web")), int(admission.armed_web)),
-            (Some(("class", "api")), int(admission.armed_api)),
-        ],
     )?;
     gauge(
         encoder,
@@ -349,7 +340,7 @@ fn encode_guard(encoder: &mut DescriptorEncoder<'_>, stats: &Stats) -> fmt::Resu
     counter(
         encoder,
         "transitions",
-        "Entries into the rejecting state",
+        "Entries into the armed state",
         &[(None, u64::from(stats.transitions))],
     )
 }

@@ -145,6 +145,8 @@ proptest! {
                 }
                 Step::Request(i) => {
                     let before = control.admission();
+                    let (armed_web, armed_api) =
+                        (control.is_armed(Route::Web), control.is_armed(Route::Api));
                     if let Admission::Admitted(permit) = control.admit(TARGETS[i], &clock) {
                         // The flood bound as this request met it: the first request of a
                         // bucket lets the bound look at the in-flight count first, which
@@ -154,10 +156,10 @@ proptest! {
                         // cap after a window without completions); disarmed, only a
                         // flood does.
                         let armed = match classify(TARGETS[i]) {
-                            Route::Web => before.armed_web,
-                            Route::Api => before.armed_api,
+                            Route::Web => armed_web,
+                            Route::Api => armed_api,
                             // Counted as the API while it is armed, else as the web.
-                            Route::Ambiguous => (api < 100 && before.armed_api) || before.armed_web,
+                            Route::Ambiguous => (api < 100 && armed_api) || armed_web,
                             Route::Excluded => false,
                         };
                         let limit = if armed {

@@ -121,7 +121,7 @@ fn slow_requests_completed_together_cannot_inflate_the_cap() {
     assert!(cap <= 28, "at most the ceiling of the initial cap: {cap}");
     clock.advance(Duration::from_secs(300));
     let _ = control.update(clock.now(), Outcome::Sample(CpuPercent::new(90)));
-    assert!(control.admission().armed_web);
+    assert!(control.is_armed(Route::Web));
     let flood: Vec<_> = (0..20_000)
         .filter_map(|_| control.admit("/search?q=x", &clock).permit())
         .collect();

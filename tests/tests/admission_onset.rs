@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use load_core::{
-    AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, Outcome, Permit,
+    AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, Outcome, Permit, Route,
     Threshold, time::ManualClock,
 };
 
@@ -162,14 +162,13 @@ fn onset(
             onset.before = onset.before.max(in_flight);
         } else if ms >= warm {
             let stats = control.admission();
-            onset
-                .held
-                .push((in_flight, stats.flooding && !stats.armed_web));
+            let armed = control.is_armed(Route::Web);
+            onset.held.push((in_flight, stats.flooding && !armed));
             if in_flight > onset.peak {
                 onset.peak = in_flight;
                 onset.peak_at = ms - warm;
             }
-            if onset.bounded_after.is_none() && (stats.flooding || stats.armed_web) {
+            if onset.bounded_after.is_none() && (stats.flooding || armed) {
                 onset.bounded_after = Some(ms - warm);
             }
         }

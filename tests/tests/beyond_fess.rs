@@ -87,7 +87,7 @@ proptest! {
         }
     }
 
-    /// Entries into the rejecting state are at most samples / enter.samples, whatever the
+    /// Entries into the armed state are at most samples / enter.samples, whatever the
     /// input does around the threshold (each entry needs that many fresh samples).
     #[test]
     fn oscillation_enters_at_most_samples_over_enter_samples(
@@ -343,7 +343,7 @@ fn scenario_monitor_mode_counts_what_it_would_reject() {
     for _ in 0..5 {
         assert!(control.check("/search").is_allowed());
     }
-    assert!(control.is_rejecting(Route::Web));
+    assert!(control.is_armed(Route::Web));
     assert_eq!(control.rejected(Route::Web), 5);
     assert_eq!(run(&config, &SCRIPT), [(false, Some(95))]);
 }

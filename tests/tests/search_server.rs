@@ -400,7 +400,7 @@ async fn metrics_parse_as_prometheus_and_match_the_stats<R: Serve>() {
         );
     }
     assert_eq!(stats["rejected_web"], 4, "the 429s answered: {stats}");
-    assert_eq!(value("load_control_rejecting", Some(("class", "web"))), 1.0);
+    assert_eq!(value("load_control_armed", Some(("class", "web"))), 1.0);
     assert_eq!(
         value("load_control_threshold_percent", Some(("class", "web"))),
         70.0
@@ -442,8 +442,8 @@ async fn the_limit_mode_is_visible<R: Serve>() {
     let armed = stats(addr);
     let admission = &armed["admission"];
     assert_eq!(admission["mode"], "limit", "{armed}");
-    assert_eq!(admission["armed"]["web"], true, "{armed}");
-    assert_eq!(admission["armed"]["api"], false, "{armed}");
+    assert_eq!(armed["armed"]["web"], true, "{armed}");
+    assert_eq!(armed["armed"]["api"], false, "{armed}");
     assert_eq!(admission["in_flight"], 0, "{armed}");
     let cap = admission["cap"].as_f64().expect("cap");
     assert!(cap >= 3.0, "{armed}");

@@ -445,7 +445,7 @@ fn log_step(step: &Step) {
                 state["rejected_web"],
                 admission["flood"]["refused"],
                 admission["cap"],
-                admission["armed"]["web"]
+                state["armed"]["web"]
             );
         }
     }

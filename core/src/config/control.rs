@@ -126,7 +126,7 @@ pub struct ControlConfig {
     /// `load.control.exit.margin`: rejecting stops only below the threshold minus this,
     /// 0 to 100 percent. Default 0 (Fess).
     pub exit_margin: u8,
-    /// `load.control.min.hold`: minimum time in the rejecting state. Default 0 (Fess).
+    /// `load.control.min.hold`: minimum time in the armed state. Default 0 (Fess).
     pub min_hold: Duration,
     /// `load.control.mode`. Default [`Mode::Enforce`] (Fess).
     pub mode: Mode,

@@ -45,7 +45,7 @@ pub const SMOOTHING_TAU: &str = "load.control.smoothing.tau";
 pub const ENTER_SAMPLES: &str = "load.control.enter.samples";
 /// Rejecting stops only below the threshold minus this many percent.
 pub const EXIT_MARGIN: &str = "load.control.exit.margin";
-/// Minimum seconds in the rejecting state.
+/// Minimum seconds in the armed state.
 pub const MIN_HOLD: &str = "load.control.min.hold";
 /// `enforce` (Fess) or `monitor` (count and log, admit everything).
 pub const MODE: &str = "load.control.mode";
@@ -599,7 +599,7 @@ pub const TABLE: [Key; 23] = [
         variable: None,
         restart: false,
         secret: false,
-        doc: "minimum seconds in the rejecting state (0 to 86400)",
+        doc: "minimum seconds in the armed state (0 to 86400)",
         field: Field::Control(Access {
             set: |c, v| {
                 c.min_hold = secs(ranged(v, 0, MAX_SECONDS)?);

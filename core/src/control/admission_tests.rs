@@ -62,7 +62,7 @@ fn disarmed_nothing_bounds_and_armed_the_cap_does() {
     drop(held);
     // Armed without the cluster's pool: the cap itself (the initial 2, nothing learnt).
     poll(&control, &clock, 90);
-    assert!(control.admission().armed_web);
+    assert!(control.is_armed(Route::Web));
     let held: Vec<_> = (0..2)
         .map(|_| {
             control
@@ -90,7 +90,7 @@ fn disarmed_nothing_bounds_and_armed_the_cap_does() {
 fn a_class_stays_armed_for_the_cool_off_and_a_failed_poll_disarms() {
     let control = LoadControl::from_config(&limit_config(70, 100));
     let clock = ManualClock::new(Instant::ZERO);
-    let armed = |control: &LoadControl| control.admission().armed_web;
+    let armed = |control: &LoadControl| control.is_armed(Route::Web);
     poll(&control, &clock, 80);
     assert!(armed(&control));
     poll(&control, &clock, 10);
@@ -108,8 +108,7 @@ fn the_api_class_keeps_its_later_threshold() {
     let control = LoadControl::from_config(&limit_config(70, 90));
     let clock = ManualClock::new(Instant::ZERO);
     poll(&control, &clock, 80);
-    let stats = control.admission();
-    assert!(stats.armed_web && !stats.armed_api);
+    assert!(control.is_armed(Route::Web) && !control.is_armed(Route::Api));
     let web: Vec<_> = (0..2)
         .filter_map(|_| control.admit("/search", &clock).permit())
         .collect();
@@ -298,7 +297,7 @@ fn every_refusal_is_counted_once_under_its_reason() {
     assert!(control.admission().flooding);
     // Armed: the cap refuses a permit, and a request only checked is the CPU's.
     poll(&control, &clock, 90);
-    assert!(control.admission().armed_web);
+    assert!(control.is_armed(Route::Web));
     assert!(!control.admit("/search", &clock).is_admitted());
     assert!(!control.check("/search").is_allowed());
     let web = control.rejections(Route::Web);

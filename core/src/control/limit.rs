@@ -38,9 +38,9 @@ impl LoadControl {
     #[inline]
     pub(super) fn armed(&self, word: Word, route: Route) -> bool {
         match route {
-            Route::Api => word.rejecting(true),
-            Route::Ambiguous => word.rejecting(true) || word.rejecting(false),
-            _ => word.rejecting(false),
+            Route::Api => word.armed(true),
+            Route::Ambiguous => word.armed(true) || word.armed(false),
+            _ => word.armed(false),
         }
     }
 
@@ -142,7 +142,7 @@ impl LoadControl {
             Route::Web if !web => return Ok(Ticket::UNCOUNTED),
             Route::Api if !api => return Ok(Ticket::UNCOUNTED),
             Route::Ambiguous if !web && !api => return Ok(Ticket::UNCOUNTED),
-            Route::Ambiguous if api && (word.rejecting(true) || !web) => Route::Api,
+            Route::Ambiguous if api && (word.armed(true) || !web) => Route::Api,
             Route::Ambiguous => Route::Web,
             route => route,
         };
@@ -180,7 +180,7 @@ impl LoadControl {
     pub fn release(&self, mut ticket: Ticket, now: Instant) {
         if let Some(started) = ticket.take() {
             let word = self.word();
-            let armed = word.rejecting(false) || word.rejecting(true);
+            let armed = word.armed(false) || word.armed(true);
             self.limiter.leave(started, now, armed);
         }
     }
@@ -219,24 +219,16 @@ impl LoadControl {
             return;
         }
         let cpu = self.cpu().map_or(0, crate::CpuPercent::get);
-        self.limiter.on_poll(
-            word.rejecting(false) || word.rejecting(true),
-            cpu,
-            pool,
-            own_cores,
-        );
+        self.limiter
+            .on_poll(word.armed(false) || word.armed(true), cpu, pool, own_cores);
     }
 
-    /// The limit mode's state: whether each class is armed, the cap, the requests in
-    /// flight, the completions, the flood bound and what the last poll said of the
+    /// The limit mode's state: the cap, the requests in flight, the completions, the flood bound and what the last poll said of the
     /// cluster's search pool.
     #[must_use]
     pub fn admission(&self) -> AdmissionStats {
-        let word = self.word();
         let reading = self.limiter.reading();
         AdmissionStats {
-            armed_web: word.rejecting(false),
-            armed_api: word.rejecting(true),
             cap: self.limiter.cap(),
             cap_hundredths: self.limiter.cap_hundredths(),
             ceiling: self.limiter.bound(false, None).limit(),

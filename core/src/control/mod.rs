@@ -83,11 +83,11 @@ struct SignalCell {
 }
 
 impl SignalCell {
-    /// Whether a class (`api` or web) is armed after a poll that left it `rejecting` by
+    /// Whether a class (`api` or web) is armed after a poll that found it `over` its threshold by
     /// Fess's rule: while it is, and for the cool-off after; a failed poll disarms at once.
-    fn armed(&mut self, api: bool, rejecting: bool, failed: bool) -> bool {
+    fn armed(&mut self, api: bool, over: bool, failed: bool) -> bool {
         let cooling = &mut self.cooling[usize::from(api)];
-        if rejecting {
+        if over {
             *cooling = self.cooloff;
             return true;
         }
@@ -187,8 +187,8 @@ impl LoadControl {
                 Word::new(
                     web,
                     api,
-                    !web.is_off() && (web_state.rejecting || closed),
-                    !api.is_off() && (api_state.rejecting || closed),
+                    !web.is_off() && (web_state.armed || closed),
+                    !api.is_off() && (api_state.armed || closed),
                     config.mode,
                     config.admission,
                 )
@@ -215,7 +215,7 @@ impl LoadControl {
     ///
     /// In order: excluded requests pass ([`PathRules::classify`], with the configured
     /// [`crate::path::StaticFiles`] and uncontrolled paths); a class whose threshold is off passes; otherwise the request is
-    /// rejected while its class is in the rejecting state (with Fess's settings: while the
+    /// rejected while its class is in the armed state (with Fess's settings: while the
     /// cluster CPU is at or above the threshold). In [`Mode::Monitor`] it is admitted and
     /// counted instead.
     ///
@@ -290,16 +290,16 @@ impl LoadControl {
         }
         if word.limit() {
             // The stricter class: the API's if it is armed, else the web's.
-            let route = if api && (word.rejecting(true) || !web) {
+            let route = if api && (word.armed(true) || !web) {
                 Route::Api
             } else {
                 Route::Web
             };
             return self.check_limited(word, route);
         }
-        if api && word.rejecting(true) {
+        if api && word.armed(true) {
             self.reject(word, Route::Api)
-        } else if web && word.rejecting(false) {
+        } else if web && word.armed(false) {
             self.reject(word, Route::Web)
         } else {
             Decision::Allow
@@ -361,7 +361,7 @@ impl LoadControl {
                 web = !word.threshold(false).is_off() && state.armed(false, web, failed);
                 api = !word.threshold(true).is_off() && state.armed(true, api, failed);
             }
-            let next = word.with_rejecting(web, api);
+            let next = word.with_armed(web, api);
             if next != word {
                 self.word.store(next.0, Ordering::Release);
             }
@@ -377,19 +377,19 @@ impl LoadControl {
     /// Logs, after the lock is released, the classes whose state changed.
     fn changed(&self, old: Word, next: Word) -> Transitions {
         let transitions = old.transitions_to(next);
-        for (route, rejecting) in transitions.iter() {
-            self.log_transition(route, rejecting);
+        for (route, armed) in transitions.iter() {
+            self.log_transition(route, armed);
         }
         transitions
     }
 
-    fn log_transition(&self, route: Route, rejecting: bool) {
+    fn log_transition(&self, route: Route, armed: bool) {
         let settings = self.settings();
         let threshold = self.threshold(route).unwrap_or(Threshold::OFF);
         let cpu = self.gauge.cpu();
         if settings.admission == AdmissionMode::Limit {
             // Armed is not rejected: say what a request meets now, and the bound's size.
-            let (verb, bound) = match (rejecting, settings.mode) {
+            let (verb, bound) = match (armed, settings.mode) {
                 (true, Mode::Enforce) => ("now armed", Bound::Cap(self.limiter.cap())),
                 (true, Mode::Monitor) => (
                     "now armed (monitor mode: still admitted)",
@@ -409,7 +409,7 @@ impl LoadControl {
             }
             return;
         }
-        let verb = match (rejecting, settings.mode) {
+        let verb = match (armed, settings.mode) {
             (true, Mode::Enforce) => "now rejected",
             (true, Mode::Monitor) => "now over the threshold (monitor mode: still admitted)",
             (false, _) => "admitted again",
@@ -444,7 +444,7 @@ impl LoadControl {
             }
             let old = self.word();
             let cpu = self.gauge.cpu();
-            let rejecting = |api: bool, threshold: Threshold, class: &mut Hysteresis| {
+            let armed = |api: bool, threshold: Threshold, class: &mut Hysteresis| {
                 if old.threshold(api) != threshold {
                     *class = Hysteresis::new(false);
                     // One sample's worth of the plain rule, ignoring the entry streak.
@@ -454,10 +454,10 @@ impl LoadControl {
                     };
                     class.update(Instant::ZERO, cpu, threshold, &fresh);
                 }
-                !threshold.is_off() && (class.rejecting || cpu.is_none())
+                !threshold.is_off() && (class.armed || cpu.is_none())
             };
-            let web = rejecting(false, config.web_threshold, &mut state.web);
-            let api = rejecting(true, config.api_threshold, &mut state.api);
+            let web = armed(false, config.web_threshold, &mut state.web);
+            let api = armed(true, config.api_threshold, &mut state.api);
             let next = Word::new(
                 config.web_threshold,
                 config.api_threshold,
@@ -483,16 +483,17 @@ impl LoadControl {
         Word(self.word.load(Ordering::Acquire)).settings()
     }
 
-    /// Whether requests of `route` are in the rejecting state now (in monitor mode: would
-    /// be rejected).
+    /// Whether the class of `route` is armed now: its requests refused (in monitor mode:
+    /// would be) or, in the limit mode, admitted under the in-flight cap. The ambiguous
+    /// route is armed while either class is.
     #[must_use]
-    pub fn is_rejecting(&self, route: Route) -> bool {
+    pub fn is_armed(&self, route: Route) -> bool {
         let word = self.word();
         match route {
             Route::Excluded => false,
-            Route::Web => word.rejecting(false),
-            Route::Api => word.rejecting(true),
-            Route::Ambiguous => word.rejecting(false) || word.rejecting(true),
+            Route::Web => word.armed(false),
+            Route::Api => word.armed(true),
+            Route::Ambiguous => word.armed(false) || word.armed(true),
         }
     }
 
@@ -573,8 +574,8 @@ impl fmt::Debug for LoadControl {
         f.debug_struct("LoadControl")
             .field("settings", &self.settings())
             .field("cpu", &self.cpu())
-            .field("rejecting_web", &self.is_rejecting(Route::Web))
-            .field("rejecting_api", &self.is_rejecting(Route::Api))
+            .field("armed_web", &self.is_armed(Route::Web))
+            .field("armed_api", &self.is_armed(Route::Api))
             .field("start_requested", &self.start_requested())
             .field("rejected_web", &self.rejected(Route::Web))
             .field("rejected_api", &self.rejected(Route::Api))

@@ -2,7 +2,7 @@
 
 use crate::Route;
 
-/// The classes whose rejecting state an update changed: for each of web and API, whether
+/// The classes whose armed state an update changed: for each of web and API, whether
 /// it changed and to what. Small and `Copy`; [`Transitions::entered`] counts the classes
 /// that started being rejected.
 ///
@@ -17,7 +17,7 @@ use crate::Route;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Transitions {
-    /// Bits: web changed, web now rejecting, API changed, API now rejecting.
+    /// Bits: web changed, web now armed, API changed, API now armed.
     bits: u8,
 }
 
@@ -32,16 +32,16 @@ impl Transitions {
         }
     }
 
-    /// The same, with `route` now `rejecting` (web or API; others count as web).
+    /// The same, with `route` now `armed` (web or API; others count as web).
     #[must_use]
-    pub const fn with(self, route: Route, rejecting: bool) -> Transitions {
+    pub const fn with(self, route: Route, armed: bool) -> Transitions {
         let shift = Self::shift(route);
         Transitions {
-            bits: self.bits & !(0b11 << shift) | (1 | if rejecting { 2 } else { 0 }) << shift,
+            bits: self.bits & !(0b11 << shift) | (1 | if armed { 2 } else { 0 }) << shift,
         }
     }
 
-    /// What changed: `(class, rejecting now)`, web first.
+    /// What changed: `(class, armed now)`, web first.
     pub fn iter(self) -> impl Iterator<Item = (Route, bool)> {
         [Route::Web, Route::Api]
             .into_iter()
@@ -54,7 +54,7 @@ impl Transitions {
     /// How many classes started being rejected.
     #[must_use]
     pub fn entered(self) -> u32 {
-        self.iter().filter(|&(_, rejecting)| rejecting).count() as u32
+        self.iter().filter(|&(_, armed)| armed).count() as u32
     }
 
     /// Whether no class changed.

@@ -63,7 +63,7 @@ impl Word {
     }
 
     #[inline]
-    pub(super) const fn rejecting(self, api: bool) -> bool {
+    pub(super) const fn armed(self, api: bool) -> bool {
         self.0
             & if api {
                 Self::REJECT_API
@@ -78,8 +78,8 @@ impl Word {
         self.0 & Self::MONITOR != 0
     }
 
-    /// The same settings with these rejecting states.
-    pub(super) const fn with_rejecting(self, web: bool, api: bool) -> Word {
+    /// The same settings with these armed states.
+    pub(super) const fn with_armed(self, web: bool, api: bool) -> Word {
         Word(
             self.0 & !(Self::REJECT_WEB | Self::REJECT_API)
                 | if web { Self::REJECT_WEB } else { 0 }
@@ -104,12 +104,12 @@ impl Word {
         }
     }
 
-    /// The classes whose rejecting state differs in `next`.
+    /// The classes whose armed state differs in `next`.
     pub(super) fn transitions_to(self, next: Word) -> Transitions {
         let mut transitions = Transitions::NONE;
         for (route, api) in [(Route::Web, false), (Route::Api, true)] {
-            if self.rejecting(api) != next.rejecting(api) {
-                transitions = transitions.with(route, next.rejecting(api));
+            if self.armed(api) != next.armed(api) {
+                transitions = transitions.with(route, next.armed(api));
             }
         }
         transitions

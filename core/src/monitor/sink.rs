@@ -80,7 +80,7 @@ pub trait Sink {
 /// let _ = control.check("/search"); // rejected
 /// sink.on_sample(Instant::from_secs(2), &CpuSample::local(CpuPercent::new(40)));
 /// let latest = history.snapshot().latest().unwrap();
-/// assert_eq!((latest.rejected_web, latest.rejecting_web), (1, false));
+/// assert_eq!((latest.rejected_web, latest.armed_web), (1, false));
 /// ```
 pub struct ClusterSink<'a, const N: usize = HISTORY_LEN> {
     control: &'a LoadControl,
@@ -140,8 +140,8 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
                 },
                 cpu: control.cpu(),
                 failed: matches!(outcome, Outcome::Failed),
-                rejecting_web: control.is_rejecting(Route::Web),
-                rejecting_api: control.is_rejecting(Route::Api),
+                armed_web: control.is_armed(Route::Web),
+                armed_api: control.is_armed(Route::Api),
                 rejected_web: counts.rejected_web(),
                 rejected_api: counts.rejected_api(),
                 cap: if limit { admission.cap } else { 0 },
@@ -226,7 +226,10 @@ fn log_by_cap(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
         Mode::Monitor => "Would reject request over the in-flight cap (monitor mode, admitted):",
     };
     let state = |armed: bool| if armed { "armed" } else { "disarmed" };
-    let (w, a) = (state(admission.armed_web), state(admission.armed_api));
+    let (w, a) = (
+        state(control.is_armed(Route::Web)),
+        state(control.is_armed(Route::Api)),
+    );
     let cap = admission.cap;
     let reason = RejectReason::Cap;
     match (web, api) {

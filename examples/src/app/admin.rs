@@ -41,19 +41,15 @@ impl<R: Runtime + Default> App<R> {
                 "web": by_reason(stats.rejections_web),
                 "api": by_reason(stats.rejections_api),
             },
-            "rejecting": {
-                "web": stats.rejecting_web,
-                "api": stats.rejecting_api,
+            "armed": {
+                "web": stats.armed_web,
+                "api": stats.armed_api,
             },
             "transitions": stats.transitions,
             "admission": {
                 "mode": match stats.settings.admission {
                     AdmissionMode::Threshold => "threshold",
                     AdmissionMode::Limit => "limit",
-                },
-                "armed": {
-                    "web": stats.admission.armed_web,
-                    "api": stats.admission.armed_api,
                 },
                 "cap": f64::from(stats.admission.cap_hundredths) / 100.0,
                 "ceiling": (stats.admission.ceiling != u32::MAX).then_some(stats.admission.ceiling),
