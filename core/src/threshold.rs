@@ -48,6 +48,13 @@ impl Threshold {
         }
     }
 
+    /// The threshold whose [`Threshold::get`] is `byte`, as the control's word stores it
+    /// (`0..=100`): the type's atomic form, read back without decoding Fess's integer again.
+    #[must_use]
+    pub(crate) const fn from_stored(byte: u8) -> Threshold {
+        Threshold(if byte > 100 { 100 } else { byte })
+    }
+
     /// Whether the class is not controlled.
     #[must_use]
     pub const fn is_off(self) -> bool {
@@ -116,6 +123,17 @@ impl fmt::Debug for Threshold {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the control's word stores reads back as the same threshold, whatever Fess's
+    /// integer was: the word never decodes Fess's integer again.
+    #[test]
+    fn a_stored_threshold_reads_back_as_itself() {
+        for value in -300..=300 {
+            let threshold = Threshold::from_fess(value);
+            assert_eq!(Threshold::from_stored(threshold.get()), threshold, "{value}");
+        }
+        assert_eq!(Threshold::from_stored(u8::MAX), Threshold::OFF);
+    }
 
     #[test]
     fn fess_integers_map_to_the_three_states() {

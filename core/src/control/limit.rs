@@ -133,10 +133,7 @@ impl LoadControl {
         route: Route,
         clock: &C,
     ) -> Result<Ticket, Route> {
-        let (web, api) = (
-            !word.threshold(false).is_off(),
-            !word.threshold(true).is_off(),
-        );
+        let (web, api) = (word.controlled(false), word.controlled(true));
         let route = match route {
             Route::Excluded => return Ok(Ticket::UNCOUNTED),
             Route::Web if !web => return Ok(Ticket::UNCOUNTED),

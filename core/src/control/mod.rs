@@ -278,10 +278,7 @@ impl LoadControl {
     #[cold]
     fn check_ambiguous(&self) -> Decision {
         let word = self.word();
-        let (web, api) = (
-            !word.threshold(false).is_off(),
-            !word.threshold(true).is_off(),
-        );
+        let (web, api) = (word.controlled(false), word.controlled(true));
         if !web && !api {
             return Decision::Allow;
         }
@@ -358,8 +355,8 @@ impl LoadControl {
                 .update(now, effective, word.threshold(true), &state.policy);
             if word.limit() {
                 let failed = matches!(outcome, Outcome::Failed);
-                web = !word.threshold(false).is_off() && state.armed(false, web, failed);
-                api = !word.threshold(true).is_off() && state.armed(true, api, failed);
+                web = word.controlled(false) && state.armed(false, web, failed);
+                api = word.controlled(true) && state.armed(true, api, failed);
             }
             let next = word.with_armed(web, api);
             if next != word {
@@ -500,8 +497,8 @@ impl LoadControl {
     /// Whether any class is controlled (a threshold that is not off).
     #[must_use]
     pub fn is_enabled(&self) -> bool {
-        let settings = self.settings();
-        !settings.web_threshold.is_off() || !settings.api_threshold.is_off()
+        let word = self.word();
+        word.controlled(false) || word.controlled(true)
     }
 
     /// The threshold of a class; `None` for [`Route::Excluded`] and [`Route::Ambiguous`]

@@ -52,14 +52,20 @@ impl Word {
     /// The threshold of the web (`api == false`) or API class.
     #[inline]
     pub(super) const fn threshold(self, api: bool) -> Threshold {
-        Threshold::from_fess(
+        Threshold::from_stored(
             (self.0
                 >> if api {
                     Self::API_SHIFT
                 } else {
                     Self::WEB_SHIFT
-                }) as u8 as i32,
+                }) as u8,
         )
+    }
+
+    /// Whether the class (`api` or web) is controlled: its threshold is not off.
+    #[inline]
+    pub(super) const fn controlled(self, api: bool) -> bool {
+        !self.threshold(api).is_off()
     }
 
     #[inline]
