@@ -130,7 +130,11 @@ mod tests {
     fn a_stored_threshold_reads_back_as_itself() {
         for value in -300..=300 {
             let threshold = Threshold::from_fess(value);
-            assert_eq!(Threshold::from_stored(threshold.get()), threshold, "{value}");
+            assert_eq!(
+                Threshold::from_stored(threshold.get()),
+                threshold,
+                "{value}"
+            );
         }
         assert_eq!(Threshold::from_stored(u8::MAX), Threshold::OFF);
     }

@@ -21,12 +21,12 @@ use axum::extract::{Query, State};
 use axum::routing::get;
 use axum::{Json, Router, ServiceExt};
 use futures::future::Either;
+use load_tokio::prometheus::prometheus_client::registry::Registry;
 use load_tokio::{
     BackgroundGate, Config, LoadCollector, LoadControlLayer, LoadGuard, OpenSearchSource,
-    SystemSource, dashboard,
+    SystemSource, dashboard, prometheus,
     source::{FromConfig, Role},
 };
-use prometheus_client::registry::Registry;
 use serde_json::{Value, json};
 use tower_layer::Layer;
 
@@ -78,13 +78,8 @@ async fn load_page(State(state): State<AppState>) -> impl axum::response::IntoRe
 }
 
 async fn metrics(State(state): State<AppState>) -> ([(&'static str, &'static str); 1], String) {
-    let mut text = String::new();
-    // Writing into a String cannot fail.
-    let _ = prometheus_client::encoding::text::encode(&mut text, &state.metrics);
-    (
-        [("content-type", "text/plain; version=0.0.4; charset=utf-8")],
-        text,
-    )
+    let (content_type, body) = prometheus::scrape(&state.metrics);
+    ([("content-type", content_type)], body)
 }
 
 /// The cluster when its address is configured, else this machine's CPU (single box).
@@ -158,11 +153,10 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut registry = Registry::default();
-    LoadCollector::new()
+    let registry: Registry = LoadCollector::new()
         .guard(&guard)
         .gate(&background)
-        .register(&mut registry);
+        .into_registry();
     let state = AppState {
         guard: guard.clone(),
         background: background.clone(),

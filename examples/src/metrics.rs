@@ -1,14 +1,13 @@
-//! `/metrics`: the guard's and the gate's state in the Prometheus text format, through the
+//! `/metrics`: the guard's and the gate's state in OpenMetrics text, through the
 //! library's collector (`load_runtime::prometheus::LoadCollector`), and two metrics of the
 //! demo's own.
 
-use load_runtime::prometheus::LoadCollector;
+use load_runtime::prometheus::prometheus_client::metrics::counter::Counter;
+use load_runtime::prometheus::prometheus_client::metrics::family::Family;
+use load_runtime::prometheus::prometheus_client::metrics::gauge::Gauge;
+use load_runtime::prometheus::prometheus_client::registry::Registry;
+use load_runtime::prometheus::{LoadCollector, scrape};
 use load_runtime::{BackgroundGate, CpuSource, LoadGuard, Runtime};
-use prometheus_client::encoding::text::encode;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry;
 
 /// The exposition for one scrape: the library's metrics of `guard` and `background`, the
 /// address that answered the last poll and what the crawler processed.
@@ -48,8 +47,5 @@ where
         "Items the demo crawler processed",
         processed,
     );
-    let mut text = String::new();
-    // Writing into a String cannot fail.
-    let _ = encode(&mut text, &registry);
-    text
+    scrape(&registry).1
 }

@@ -509,16 +509,13 @@ async fn the_opensearch_source_on_a_multi_thread_runtime() {
 #[cfg(feature = "prometheus")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_declared_uncontrolled_answer_at_any_load() {
-    use load_tokio::LoadCollector;
-    use prometheus_client::registry::Registry;
+    use load_tokio::{LoadCollector, prometheus};
 
     let mut config = config(70, 100);
     config.uncontrolled = &["/metrics", "/healthz"];
     let dial = Dial::at(95);
     let guard = LoadGuard::with_source(&config, dial.clone());
-    let mut registry = Registry::default();
-    LoadCollector::new().guard(&guard).register(&mut registry);
-    let registry = Arc::new(registry);
+    let registry = Arc::new(LoadCollector::new().guard(&guard).into_registry());
     let router = Router::new()
         .route("/search", get(|| async { "search page" }))
         .route("/healthz", get(|| async { "ok" }))
@@ -527,9 +524,8 @@ async fn metrics_declared_uncontrolled_answer_at_any_load() {
             get(move || {
                 let registry = Arc::clone(&registry);
                 async move {
-                    let mut text = String::new();
-                    let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
-                    text
+                    let (content_type, body) = prometheus::scrape(&registry);
+                    ([("content-type", content_type)], body)
                 }
             }),
         );
@@ -554,11 +550,20 @@ async fn metrics_declared_uncontrolled_answer_at_any_load() {
     }
     let scraped = get_raw(addr, "/metrics").await;
     assert_eq!(scraped.status, 200);
+    assert!(
+        scraped.headers.contains(&(
+            "content-type".to_owned(),
+            "application/openmetrics-text; version=1.0.0; charset=utf-8".to_owned()
+        )),
+        "{:?}",
+        scraped.headers
+    );
     let text = String::from_utf8_lossy(&scraped.body).into_owned();
     assert!(
-        text.contains("load_control_cluster_cpu_percent{value=\"effective\"} 95"),
+        text.contains("load_control_cluster_cpu_percent 95"),
         "{text}"
     );
+    assert!(text.ends_with("# EOF\n"), "OpenMetrics ends so: {text}");
     let rejected = guard.stats().rejected_web;
     assert!(rejected >= 5, "{rejected}");
     assert!(

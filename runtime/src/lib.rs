@@ -65,10 +65,11 @@ macro_rules! adapter_exports {
         #[cfg(feature = "http")]
         #[doc(no_inline)]
         pub use $crate::http_response;
-        /// The Prometheus collector of the runtime layer (`$crate::prometheus`).
+        /// The Prometheus collector of the runtime layer, its one-call scrape and the
+        /// `prometheus-client` it is built on.
         #[cfg(feature = "prometheus")]
         #[doc(no_inline)]
-        pub use $crate::prometheus::LoadCollector;
+        pub use $crate::prometheus::{self, LoadCollector};
         #[doc(no_inline)]
         pub use $crate::{
             AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse,

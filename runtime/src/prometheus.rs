@@ -32,6 +32,10 @@
 
 use std::fmt;
 
+/// The `prometheus-client` this collector is built on, so that a server needs no direct
+/// dependency of the same version.
+pub use prometheus_client;
+
 use load_core::{AdmissionMode, CpuSource, Mode, RejectReason, Stats};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder};
@@ -87,6 +91,15 @@ impl LoadCollector {
         registry
             .sub_registry_with_prefix("load_control")
             .register_collector(Box::new(self));
+    }
+
+    /// A registry of its own holding it ([`LoadCollector::register`]), for a server
+    /// with no other metrics: [`scrape`] it.
+    #[must_use]
+    pub fn into_registry(self) -> Registry {
+        let mut registry = Registry::default();
+        self.register(&mut registry);
+        registry
     }
 }
 
@@ -211,19 +224,20 @@ impl Collector for LoadCollector {
 }
 
 fn encode_guard(encoder: &mut DescriptorEncoder<'_>, stats: &Stats) -> fmt::Result {
-    let mut cpu = Vec::new();
     if let Some(value) = stats.cpu {
-        cpu.push((Some(("value", "effective")), int(value.get())));
-    }
-    if let Some(value) = stats.raw_cpu {
-        cpu.push((Some(("value", "raw")), int(value.get())));
-    }
-    if !cpu.is_empty() {
         gauge(
             encoder,
             "cluster_cpu_percent",
-            "Cluster CPU: the value decisions use, and the last raw sample",
-            &cpu,
+            "Cluster CPU, the value decisions use (smoothed, if configured)",
+            &[(None, int(value.get()))],
+        )?;
+    }
+    if let Some(value) = stats.raw_cpu {
+        gauge(
+            encoder,
+            "cluster_cpu_raw_percent",
+            "Cluster CPU, the last raw sample",
+            &[(None, int(value.get()))],
         )?;
     }
     if let Some(age) = stats.sample_age {
@@ -366,10 +380,42 @@ fn encode_gate(encoder: &mut DescriptorEncoder<'_>, local: &BackgroundStats) -> 
         "Waits at the adaptive gate that had to sleep",
         &[(None, local.waits)],
     )?;
-    gauge(
-        encoder,
+    let metric = encoder.encode_descriptor(
         "adaptive_waited_seconds",
-        "Total time background work waited",
-        &[(None, GaugeValue::Float(local.waited.as_secs_f64()))],
-    )
+        "Time background work waited at the adaptive gate, in all",
+        None,
+        MetricType::Counter,
+    )?;
+    ConstCounter::new(local.waited.as_secs_f64()).encode(metric)
+}
+
+/// What a scrape answers with (`Content-Type`): OpenMetrics text 1.0.0, which
+/// `prometheus-client`'s text encoder writes ([`scrape`]).
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// One scrape of `registry`: its content type ([`CONTENT_TYPE`]) and body, what a
+/// `/metrics` handler answers with, in one call.
+///
+/// ```
+/// use load_runtime::prometheus::{CONTENT_TYPE, LoadCollector, scrape};
+/// use load_runtime::{ControlConfig, CpuPercent, FixedSource, LoadGuard, Runtime, time::Sleep};
+///
+/// # #[derive(Clone, Copy, Default)] struct Rt;
+/// # impl Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
+/// # impl Runtime for Rt { fn spawn(&self, _: impl std::future::Future<Output = ()> + Send + 'static) {} }
+/// static CLUSTER: FixedSource = FixedSource::new(CpuPercent::new(42));
+/// let guard: LoadGuard<Rt, _> = LoadGuard::with_source(&ControlConfig::new(), &CLUSTER);
+/// let registry = LoadCollector::new().guard(&guard).into_registry();
+///
+/// // In the `/metrics` handler (axum: `([("content-type", content_type)], body)`):
+/// let (content_type, body) = scrape(&registry);
+/// assert_eq!(content_type, CONTENT_TYPE);
+/// assert!(body.ends_with("# EOF\n"));
+/// ```
+#[must_use]
+pub fn scrape(registry: &Registry) -> (&'static str, String) {
+    let mut body = String::new();
+    // Writing into a String cannot fail, nor can the collector's encoding of its snapshots.
+    let _ = prometheus_client::encoding::text::encode(&mut body, registry);
+    (CONTENT_TYPE, body)
 }

@@ -322,10 +322,10 @@ async fn metrics_parse_as_prometheus_and_match_the_stats<R: Serve>() {
     }
     let answer = get(addr, "/metrics").await;
     assert_eq!(answer.status, 200, "monitoring is never shed");
-    assert!(
-        answer
-            .header("content-type")
-            .is_some_and(|t| t.starts_with("text/plain"))
+    assert_eq!(
+        answer.header("content-type"),
+        Some("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        "what the body is: OpenMetrics text"
     );
     let text = answer.text();
     let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned())))
@@ -344,17 +344,40 @@ async fn metrics_parse_as_prometheus_and_match_the_stats<R: Serve>() {
             .unwrap_or_else(|| panic!("{name} {label:?} missing from:\n{text}"))
     };
     let stats = stats(addr);
-    assert_eq!(
-        value(
-            "load_control_cluster_cpu_percent",
-            Some(("value", "effective"))
-        ),
-        90.0
-    );
-    assert_eq!(
-        value("load_control_cluster_cpu_percent", Some(("value", "raw"))),
-        90.0
-    );
+    assert_eq!(value("load_control_cluster_cpu_percent", None), 90.0);
+    assert_eq!(value("load_control_cluster_cpu_raw_percent", None), 90.0);
+    // Running totals are counters, states gauges: OpenMetrics types a family (`# TYPE
+    // load_control_polls counter`) whose sample is `load_control_polls_total`, which the
+    // text-format parser reads as untyped; the family's TYPE line says it.
+    let kind = |family: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("# TYPE {family} ")))
+            .unwrap_or_else(|| panic!("{family} untyped in:\n{text}"))
+    };
+    for family in [
+        "load_control_polls",
+        "load_control_poll_failures",
+        "load_control_transitions",
+        "load_control_adaptive_waits",
+        "load_control_adaptive_waited_seconds",
+        "load_control_completed_requests",
+    ] {
+        assert_eq!(kind(family), "counter", "{family}");
+        assert!(
+            scrape
+                .samples
+                .iter()
+                .any(|s| s.metric == format!("{family}_total")),
+            "{family}_total missing from:\n{text}"
+        );
+    }
+    for family in [
+        "load_control_cluster_cpu_percent",
+        "load_control_armed",
+        "load_control_adaptive_waiting",
+    ] {
+        assert_eq!(kind(family), "gauge", "{family}");
+    }
     // Every busy response under its class and reason: in Fess's mode, all the CPU's.
     let rejected = |class: &str, reason: &str| -> f64 {
         scrape

@@ -67,7 +67,7 @@ impl<R: Runtime + Default> App<R> {
             }
             ["metrics"] => respond(
                 StatusCode::OK,
-                "text/plain; version=0.0.4; charset=utf-8",
+                load_runtime::prometheus::CONTENT_TYPE,
                 self.metrics().into(),
             ),
             ["admin", ..] => html(StatusCode::OK, &page("Administration", "<p>Dashboard.</p>")),
