@@ -108,6 +108,11 @@
 //!   without completions, halved for the first 200 ms of every ten seconds while armed (a
 //!   probe, after BBR's ProbeRTT). A fleet then adds up its front ends' floors: run it with
 //!   the pool.
+//! - **A configuration reload** hands the cap only what was configured, never what a surge
+//!   made: a new `load.control.admission.initial` is the cap until anything is learnt (as
+//!   at start); once a poll with the pool has set the cap, the reload leaves it and what a
+//!   flood is measured against; without the pool it is the floor, and the cap is raised
+//!   to it and no further.
 //! - **What is recorded** is the cluster's latency: a request whose latency is not the
 //!   cluster's is abandoned ([`crate::LoadControl::abandon`], [`crate::Permit::abandon`])
 //!   instead, counted out without a completion (the client went away; a 404 of the front
