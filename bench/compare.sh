@@ -22,8 +22,11 @@ out="${5:-bench/compare/$(short "$before")-$(short "$after")}"
 mkdir -p "$out"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-# Both builds share one target directory (the dependencies build once); each bench binary is
-# copied out before the other is built.
+# Each side builds in a target directory of its own. They once shared one: cargo then took
+# the second side's workspace crates for fresh (`git archive` gives their files the commit's
+# time, older than the first side's outputs) and linked the first side's, so that a change
+# to the request path was never built (found when the second side's examples failed to
+# compile against the first side's load-runtime). Each bench binary is copied out.
 target="$(.ci/target-dir)/compare"
 
 build() { # SIDE COMMIT -> the binary at $work/SIDE
@@ -35,7 +38,7 @@ build() { # SIDE COMMIT -> the binary at $work/SIDE
     git archive "$commit" | tar -x -C "$dir"
   fi
   # Cargo's JSON messages name the bench's executable; its human output goes to stderr.
-  (cd "$dir" && CARGO_TARGET_DIR="$target" cargo bench -q -p load-bench --bench "$bench" \
+  (cd "$dir" && CARGO_TARGET_DIR="$target-$side" cargo bench -q -p load-bench --bench "$bench" \
     --no-run --message-format=json) |
     python3 -c '
 import json, sys
@@ -49,7 +52,7 @@ for line in sys.stdin:
   cp "$(tail -n1 "$work/$side.path")" "$work/$side"
 }
 
-echo "building $bench at $(short "$before") and $(short "$after") into $target" >&2
+echo "building $bench at $(short "$before") and $(short "$after") into $target-{before,after}" >&2
 build before "$before"
 build after "$after"
 
