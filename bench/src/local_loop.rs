@@ -294,12 +294,21 @@ impl Local {
         Ok((counted, started_at, cpu, rows))
     }
 
-    fn step(&self, mode: Mode, factor: f64, rate: f64, seed: u64) -> Result<Step, String> {
+    /// A step of `mode` at `factor` on a fresh service ([`STEP`] s, the first [`WARMUP`] s
+    /// not counted), and with `trace` the law's trace over it.
+    fn step_traced(
+        &self,
+        mode: Mode,
+        factor: f64,
+        rate: f64,
+        seed: u64,
+        trace: bool,
+    ) -> Result<(Step, Vec<Value>), String> {
         let phases = [Phase {
             rate: rate * factor,
             seconds: STEP,
         }];
-        let (sent, started_at, cpu, _) = self.offer(mode, &phases, &[], WARMUP, seed, false)?;
+        let (sent, started_at, cpu, rows) = self.offer(mode, &phases, &[], WARMUP, seed, trace)?;
         let step = Step {
             mode: mode.name(),
             factor,
@@ -313,6 +322,12 @@ impl Local {
             weights: Vec::new(),
             servers: Vec::new(),
         };
+        Ok((step, rows))
+    }
+
+    fn step(&self, mode: Mode, factor: f64, rate: f64, seed: u64) -> Result<Step, String> {
+        let (step, _) = self.step_traced(mode, factor, rate, seed, false)?;
+        let cpu = step.cpu_mean;
         let s = step.summary(Duration::from_secs(1));
         eprintln!(
             "{:>20} {factor:>5.2}x {:>6.0}/s: served {:>6.0}/s, shed {:>5.1} %, p50 {}, p99 {} ms, CPU {cpu:.0} %",
@@ -727,26 +742,10 @@ impl Local {
                 .into_iter()
                 .flat_map(|mode| ONE_X_FACTORS.map(|factor| (mode, factor)))
             {
-                let phases = [Phase {
-                    rate: rate * factor,
-                    seconds: STEP,
-                }];
                 let seed = 30 + u64::from(round);
-                let (sent, _, cpu, trace) =
-                    self.offer(mode, &phases, &[], WARMUP, seed, mode == Mode::Limit)?;
-                let step = Step {
-                    mode: mode.name(),
-                    factor,
-                    offered: rate * factor,
-                    seconds: STEP - WARMUP,
-                    started_at: 0.0,
-                    sent,
-                    cpu_mean: cpu,
-                    indexed_per_s: 0.0,
-                    front_ends: 1,
-                    weights: Vec::new(),
-                    servers: Vec::new(),
-                };
+                let (step, trace) =
+                    self.step_traced(mode, factor, rate, seed, mode == Mode::Limit)?;
+                let cpu = step.cpu_mean;
                 let s = step.summary(Duration::from_secs(1));
                 // The service's counts over the counted part: the last reading before it
                 // and the last of all.
@@ -757,7 +756,11 @@ impl Local {
                         .filter_map(|r| r[key].as_u64())
                         .next_back()
                 };
-                let since = |key: &str| at(key, false).zip(at(key, true)).map(|(b, a)| b - a);
+                let since = |key: &str| {
+                    at(key, false)
+                        .zip(at(key, true))
+                        .map(|(b, a)| b.saturating_sub(a))
+                };
                 let (flood, all) = (since("rejected_flood"), since("rejected"));
                 let show = |v: Option<u64>| v.map_or("-".to_owned(), |v| v.to_string());
                 let _ = writeln!(
