@@ -12,6 +12,9 @@
 #   bash bench/closed_loop.sh            # full run: tables, results.json and PNG plots in bench/closed-loop/<workload>-<n>fe/
 #   bash bench/closed_loop.sh --short    # the law's judge (about 15 minutes): the limit mode and the peer
 #                                        # at 0.5x-4x, each goal beside its figure, in bench/closed-loop/short/<workload>-<n>fe/
+#   bash bench/closed_loop.sh --onset    # the first seconds of an overload (about 8 minutes a fleet size):
+#                                        # surges of 2x and 4x from quiet, fresh and warm-idle front ends,
+#                                        # each front end's law traced, in bench/closed-loop/onset/uniform-<n>fe/
 #   bash bench/closed_loop.sh --smoke    # one short step per mode at 20/s (CI); no plots
 #
 # The full run starts its own node (tests/opensearch/cluster.sh with LOAD_CLUSTER_CPUS: root,
@@ -25,12 +28,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 smoke=""
-short=""
+profile=""
 case "${1:-}" in
   --smoke) smoke="--smoke" ;;
-  --short) short="--short" ;;
+  --short) profile="--short" ;;
+  # The onset test is a short profile of its own: its results in onset/, uniform by default.
+  --onset) profile="--onset" ;;
   "") ;;
-  *) echo "usage: $0 [--short | --smoke]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--short | --onset | --smoke]" >&2; exit 2 ;;
 esac
 
 # Where cargo puts the binaries: CARGO_TARGET_DIR or a cargo config may move it.
@@ -45,7 +50,7 @@ else
   cargo build --release -q -p load-examples --bin search-server
   cargo build --release -q -p load-bench --bin closed_loop
   bin="$target_dir/release"
-  out="bench/closed-loop${short:+/short}"
+  out="bench/closed-loop${profile:+/${profile#--}}"
 fi
 
 pin=()
@@ -79,19 +84,21 @@ if [[ -n "$smoke" ]]; then
   exit 0
 fi
 
-# The 1x rate a run found (results.json, or short.json for the short loop).
+# The 1x rate a run found (results.json, or short.json / onset.json for those profiles).
 results=results.json
-[[ -n "$short" ]] && results=short.json
+[[ -n "$profile" ]] && results="${profile#--}.json"
 rate_of() {
-  python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r.get("short", r)["rate_1x_per_s"])' "$1"
+  python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r.get("short", r.get("onset", r))["rate_1x_per_s"])' "$1"
 }
+workloads="${LOAD_WORKLOADS:-uniform mixed}"
+[[ "$profile" == --onset ]] && workloads="${LOAD_WORKLOADS:-uniform}"
 
 # One run per workload and fleet size; the fleets reuse their workload's 1x rate (a run of
 # fleets alone, LOAD_FRONT_ENDS without 1, reads it from the last one-front-end results).
 # The short loop warms the node in its first run only (the full run warms it in each).
 warm=()
-[[ -n "$short" ]] && warm=(--warm-up)
-for workload in ${LOAD_WORKLOADS:-uniform mixed}; do
+[[ -n "$profile" ]] && warm=(--warm-up)
+for workload in $workloads; do
   rate=()
   if [[ " ${LOAD_FRONT_ENDS:-1 2} " != *" 1 "* ]]; then
     single="$out/$workload-1fe/$results"
@@ -103,12 +110,12 @@ for workload in ${LOAD_WORKLOADS:-uniform mixed}; do
     mkdir -p "$dir"
     {
       if [[ -n "$isolated" ]]; then
-        echo "# Closed-loop ${short:+short }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD 2>/dev/null || echo '?'): $n front end(s), $workload workload; one OpenSearch node on CPU $cluster_cpu (a cpuset of its own), the servers and the generator on CPUs $front_cpus"
+        echo "# Closed-loop ${profile:+${profile#--} }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD 2>/dev/null || echo '?'): $n front end(s), $workload workload; one OpenSearch node on CPU $cluster_cpu (a cpuset of its own), the servers and the generator on CPUs $front_cpus"
       else
-        echo "# Closed-loop ${short:+short }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD 2>/dev/null || echo '?'): $n front end(s), $workload workload; $LOAD_OPENSEARCH_URL, not isolated (its CPU may include the servers' and the generator's)"
+        echo "# Closed-loop ${profile:+${profile#--} }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD 2>/dev/null || echo '?'): $n front end(s), $workload workload; $LOAD_OPENSEARCH_URL, not isolated (its CPU may include the servers' and the generator's)"
       fi
       echo
-      "${pin[@]}" "$bin/closed_loop" "$bin/search-server" "$LOAD_OPENSEARCH_URL" "$dir" $isolated $short \
+      "${pin[@]}" "$bin/closed_loop" "$bin/search-server" "$LOAD_OPENSEARCH_URL" "$dir" $isolated $profile \
         --front-ends "$n" --workload "$workload" "${rate[@]}" "${warm[@]}"
     } | tee "$dir/table.md"
     warm=()
@@ -117,8 +124,8 @@ for workload in ${LOAD_WORKLOADS:-uniform mixed}; do
     fi
   done
 done
-if [[ -n "$short" ]]; then
-  echo "closed-loop short run: $((SECONDS - started)) s (cluster start and build excluded); see $out/"
+if [[ -n "$profile" ]]; then
+  echo "closed-loop ${profile#--} run: $((SECONDS - started)) s (cluster start and build excluded); see $out/"
   exit 0
 fi
 

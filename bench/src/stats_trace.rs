@@ -61,29 +61,44 @@ impl Trace {
 /// `pool` (active, queue, threads) when the poll read a node's, the running counts
 /// `completed`, `rejected` and `rejected_flood`, and `engaged_at`, the in-flight count the
 /// flood bound last engaged at (0: never).
+///
+/// Two shapes are read: the library's `Stats` as serde writes it (the `cpu_service`
+/// example's, on the local loop) and the demo's (`search-server`'s, on the node), which
+/// groups the same figures under names of its own (`armed.web`, `admission.flood.bounded`,
+/// `admission.fleet.cluster_search_pool`, ...). A figure the reading lacks is `null`.
 #[must_use]
 pub fn row(t: f64, stats: &Value) -> Value {
     let admission = &stats["admission"];
+    // The first of `values` that is there.
+    let either = |values: [&Value; 2]| {
+        values
+            .into_iter()
+            .find(|v| !v.is_null())
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
     let cap = admission["cap_hundredths"]
         .as_f64()
-        .map(|hundredths| hundredths / 100.0);
+        .map(|hundredths| hundredths / 100.0)
+        .or_else(|| admission["cap"].as_f64());
     let ceiling = admission["ceiling"]
         .as_u64()
         .filter(|&ceiling| ceiling < u64::from(u32::MAX));
-    let pool = &admission["search_pool"];
+    let (flood, fleet) = (&admission["flood"], &admission["fleet"]);
+    let pool = either([&admission["search_pool"], &fleet["cluster_search_pool"]]);
     json!({
         "t": (t * 1000.0).round() / 1000.0,
         "cpu": stats["cpu"],
         "raw_cpu": stats["raw_cpu"],
-        "armed": stats["armed_web"],
+        "armed": either([&stats["armed_web"], &stats["armed"]["web"]]),
         "cap": cap,
         "ceiling": ceiling,
         "in_flight": admission["in_flight"],
-        "flood": admission["flooding"],
-        "refused_percent": admission["refused_percent"],
-        "saturated": admission["saturated"],
-        "learned": admission["learned"],
-        "own_cores": admission["own_cores"],
+        "flood": either([&admission["flooding"], &flood["bounded"]]),
+        "refused_percent": either([&admission["refused_percent"], &fleet["refused_share_percent"]]),
+        "saturated": either([&admission["saturated"], &fleet["saturated"]]),
+        "learned": either([&admission["learned"], &admission["cap_learned"]]),
+        "own_cores": either([&admission["own_cores"], &fleet["own_cores"]]),
         "pool": if pool.is_object() {
             json!({"active": pool["active"], "queue": pool["queue"], "threads": pool["threads"]})
         } else {
@@ -91,8 +106,8 @@ pub fn row(t: f64, stats: &Value) -> Value {
         },
         "completed": admission["completed"],
         "rejected": stats["rejected_web"],
-        "rejected_flood": admission["rejected_flood"],
-        "engaged_at": admission["flood_engaged_at"],
+        "rejected_flood": either([&admission["rejected_flood"], &flood["refused"]]),
+        "engaged_at": either([&admission["flood_engaged_at"], &flood["engaged_at_in_flight"]]),
     })
 }
 
@@ -167,5 +182,48 @@ mod tests {
         assert_eq!(r["ceiling"], json!(4));
         assert_eq!(r["pool"], json!({"active": 2, "queue": 7, "threads": 4}));
         assert_eq!(r["rejected_flood"], json!(30));
+    }
+
+    /// The demo's `/admin/stats` (the node's front ends) reads as the library's `Stats`
+    /// does: a trace taken on it once read every figure but the in-flight count as `null`.
+    #[test]
+    fn the_demos_stats_read_as_the_librarys() {
+        let demo = json!({
+            "cpu": 20, "raw_cpu": 21, "rejected_web": 3,
+            "armed": {"web": true, "api": false},
+            "admission": {
+                "mode": "limit", "cap": 2.5, "ceiling": 4, "cap_learned": true,
+                "in_flight": 4, "completed": 5,
+                "flood": {"bounded": true, "refused": 30, "engaged_at_in_flight": 37},
+                "fleet": {
+                    "refused_share_percent": 40, "saturated": true, "own_cores": null,
+                    "cluster_search_pool": {"threads": 4, "active": 2, "queue": 7},
+                },
+            },
+        });
+        let library = json!({
+            "cpu": 20, "raw_cpu": 21, "armed_web": true, "rejected_web": 3,
+            "admission": {
+                "cap_hundredths": 250, "ceiling": 4, "in_flight": 4, "flooding": true,
+                "refused_percent": 40, "saturated": true, "learned": true, "own_cores": null,
+                "search_pool": {"active": 2, "queue": 7, "threads": 4}, "completed": 5,
+                "rejected_flood": 30, "flood_engaged_at": 37,
+            },
+        });
+        let (demo, library) = (row(1.0, &demo), row(1.0, &library));
+        assert_eq!(demo, library);
+        for key in [
+            "armed",
+            "cap",
+            "flood",
+            "refused_percent",
+            "saturated",
+            "learned",
+            "pool",
+            "rejected_flood",
+            "engaged_at",
+        ] {
+            assert!(!demo[key].is_null(), "{key} read as null");
+        }
     }
 }

@@ -22,13 +22,15 @@
 //! 7. prints the tables and writes `OUT_DIR/results.json` for the plots.
 //!
 //! ```text
-//! closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short [--warm-up]]
+//! closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short | --onset] [--warm-up]
 //!     [--isolated] [--front-ends N] [--workload uniform|mixed] [--rate SEARCHES_PER_S]
 //! ```
 //!
 //! `--short` runs the short loop instead ([`short`]): the limit mode and the peer at 0.5x
-//! to 4x with control off as the baseline, and each goal of the law judged; `--warm-up`
-//! warms a node fresh from its start first.
+//! to 4x with control off as the baseline, and each goal of the law judged; `--onset` the
+//! onset test ([`onset`]): surges of 2x and 4x from a quiet node, the first seconds apart
+//! from the rest, on fresh and on warmed, idle front ends, each front end's law traced;
+//! `--warm-up` warms a node fresh from its start first (either profile).
 //!
 //! The load is open loop ([`generator`]): Poisson arrivals, latency from the due time. The
 //! uniform workload is 3-word searches; the mixed one 70 % two-word and 30 % eight-word
@@ -40,6 +42,7 @@
 pub mod client;
 pub mod cpu;
 pub mod generator;
+pub mod onset;
 pub mod report;
 pub mod server;
 pub mod short;
@@ -57,6 +60,8 @@ use cpu::CpuLog;
 use generator::{Phase, Queries};
 use report::{Goals, Step};
 use server::{Fleet, Mode};
+
+use crate::stats_trace::Trace;
 
 /// Documents in the index (and in the crawler's corpus).
 pub const CORPUS: usize = 20_000;
@@ -105,6 +110,7 @@ const RUN_BOUND: Duration = Duration::from_secs(40 * 60);
 struct Options {
     smoke: bool,
     short: bool,
+    onset: bool,
     warm_up: bool,
     isolated: bool,
     front_ends: usize,
@@ -117,6 +123,7 @@ impl Options {
         let mut options = Options {
             smoke: false,
             short: false,
+            onset: false,
             warm_up: false,
             isolated: false,
             front_ends: 1,
@@ -133,6 +140,7 @@ impl Options {
             match arg.as_str() {
                 "--smoke" => options.smoke = true,
                 "--short" => options.short = true,
+                "--onset" => options.onset = true,
                 "--warm-up" => options.warm_up = true,
                 "--isolated" => options.isolated = true,
                 "--front-ends" => {
@@ -162,11 +170,19 @@ impl Options {
                 unknown => return Err(format!("unknown option {unknown:?}")),
             }
         }
-        if options.smoke && options.short {
-            return Err("--smoke and --short are two profiles: give one".into());
+        if [options.smoke, options.short, options.onset]
+            .iter()
+            .filter(|p| **p)
+            .count()
+            > 1
+        {
+            return Err("--smoke, --short and --onset are profiles: give one".into());
         }
-        if options.warm_up && !options.short {
-            return Err("--warm-up is the short loop's (the full run always warms up)".into());
+        if options.warm_up && !(options.short || options.onset) {
+            return Err(
+                "--warm-up is the short loop's and the onset test's (the full run always warms up)"
+                    .into(),
+            );
         }
         Ok(options)
     }
@@ -181,8 +197,8 @@ impl Options {
 pub fn run(args: &[String]) -> Result<(), String> {
     let [binary, cluster, out, rest @ ..] = args else {
         return Err(
-            "usage: closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short \
-                    [--warm-up]] [--isolated] [--front-ends N] [--workload uniform|mixed] \
+            "usage: closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short | \
+                    --onset] [--warm-up] [--isolated] [--front-ends N] [--workload uniform|mixed] \
                     [--rate SEARCHES_PER_S]"
                 .into(),
         );
@@ -197,17 +213,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .map_err(|_| format!("{cluster}: the experiment needs http://IP:PORT"))?;
     let origin = Instant::now();
 
-    let isolation = if options.isolated && options.short && options.rate.is_some() {
-        // The short loop's fleet runs on the node and the pinning the run that found its
-        // rate checked, minutes before.
-        json!("checked by the run that found the rate, on the same node")
-    } else if options.isolated {
-        let isolation = check_isolation(cluster_addr)?;
-        eprintln!("isolation: {isolation}");
-        isolation
-    } else {
-        json!(null)
-    };
+    let isolation =
+        if options.isolated && (options.short || options.onset) && options.rate.is_some() {
+            // The short loop's fleet runs on the node and the pinning the run that found its
+            // rate checked, minutes before.
+            json!("checked by the run that found the rate, on the same node")
+        } else if options.isolated {
+            let isolation = check_isolation(cluster_addr)?;
+            eprintln!("isolation: {isolation}");
+            isolation
+        } else {
+            json!(null)
+        };
     let documents = if options.smoke { 200 } else { CORPUS };
     preload(cluster, cluster_addr, documents)?;
     eprintln!(
@@ -227,7 +244,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         cpu: &cpu,
         origin,
         queries: &queries,
-        settle: if options.short { short::SETTLE } else { SETTLE },
+        settle: if options.short || options.onset {
+            short::SETTLE
+        } else {
+            SETTLE
+        },
     };
 
     if options.smoke {
@@ -257,16 +278,21 @@ pub fn run(args: &[String]) -> Result<(), String> {
         return Ok(());
     }
 
-    if options.short {
+    if options.short || options.onset {
+        let (name, profile) = if options.short {
+            ("short", short::run(&bench, &options)?)
+        } else {
+            ("onset", onset::run(&bench, &options)?)
+        };
         let results = json!({
             "machine": {"cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
             "isolation": isolation,
             "threshold": server::THRESHOLD,
             "corpus": CORPUS, "query_words": QUERY_WORDS,
-            "short": short::run(&bench, &options)?,
+            name: profile,
             "cpu": cpu.all().iter().map(|(at, cpu)| json!([at, cpu])).collect::<Vec<_>>(),
         });
-        let path = out.join("short.json");
+        let path = out.join(format!("{name}.json"));
         std::fs::write(
             &path,
             serde_json::to_string_pretty(&results).unwrap_or_default(),
@@ -600,9 +626,10 @@ impl StepTest {
     }
 }
 
-/// What [`Bench::offer`] gives: the requests sent, when the load started, and each
-/// server's state at the end.
-type Offered = (Vec<generator::Sent>, f64, Vec<Value>);
+/// What [`Bench::offer`] gives: the requests sent, when the load started, each server's
+/// state at the end, and each server's law traced over the load when asked for
+/// ([`crate::stats_trace`]; else none).
+type Offered = (Vec<generator::Sent>, f64, Vec<Value>, Vec<Vec<Value>>);
 
 /// What a server said of itself at the end of a step (`/admin/stats`): its rejections by
 /// the CPU (web, API), and in limit mode the admission state (armed, cap, flood bound and
@@ -639,8 +666,10 @@ impl BurstTest {
 
 impl Bench<'_> {
     /// Offers `load` to a fleet of fresh servers in `mode`, waiting `settle` after they
-    /// start; returns what was sent, when the load started (seconds since the origin) and
-    /// what each server said of itself at the end (see [`server_state`]).
+    /// start; returns what was sent, when the load started (seconds since the origin),
+    /// what each server said of itself at the end (see [`server_state`]) and, with
+    /// `trace`, each server's law every 0.25 s over the load (`t` from the load's start).
+    #[allow(clippy::too_many_arguments)]
     fn offer(
         &self,
         mode: Mode,
@@ -648,6 +677,7 @@ impl Bench<'_> {
         bursts: &[generator::Burst],
         weights: &[f64],
         seed: u64,
+        trace: bool,
     ) -> Result<Offered, String> {
         let fleet = Fleet::start(self.binary, self.cluster, INDEX, self.front_ends, mode)?;
         std::thread::sleep(self.settle);
@@ -658,10 +688,20 @@ impl Bench<'_> {
             bursts,
             ..generator::Load::on(&addrs, phases, seed)
         };
+        let began = Instant::now() + generator::LEAD;
+        let traces: Vec<Trace> = if trace {
+            addrs
+                .iter()
+                .map(|addr| Trace::start(*addr, began))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let sent = generator::offer_load(self.queries, &load);
+        let traces = traces.into_iter().map(Trace::finish).collect();
         let states = fleet.servers.iter().map(server_state).collect();
         drop(fleet);
-        Ok((sent, started_at, states))
+        Ok((sent, started_at, states, traces))
     }
 
     /// Each of `modes` at each of `factors` of `rate`, their order rotated at each factor,
@@ -709,8 +749,8 @@ impl Bench<'_> {
         seed: u64,
         weights: &[f64],
     ) -> Result<Step, String> {
-        let (sent, started_at, servers) =
-            self.offer(mode, &[Phase { rate, seconds }], &[], weights, seed)?;
+        let (sent, started_at, servers, _) =
+            self.offer(mode, &[Phase { rate, seconds }], &[], weights, seed, false)?;
         let measured = seconds - warmup;
         Ok(Step {
             mode: mode.name(),
@@ -849,7 +889,7 @@ impl Bench<'_> {
                 seconds: STEP_TEST,
             },
         ];
-        let (sent, _, _) = self.offer(mode, &phases, &[], &[], 77)?;
+        let (sent, ..) = self.offer(mode, &phases, &[], &[], 77, false)?;
         let base: Vec<_> = sent
             .iter()
             .filter(|s| (STEP_TEST_WARMUP..STEP_TEST).contains(&s.due.as_secs_f64()))
@@ -893,7 +933,7 @@ impl Bench<'_> {
             })
             .collect();
         let seconds = plan.seconds;
-        let (sent, started_at, _) = self.offer(mode, &phases, &bursts, &[], 55)?;
+        let (sent, started_at, ..) = self.offer(mode, &phases, &bursts, &[], 55, false)?;
         let rejected =
             |s: &&generator::Sent| matches!(s.outcome, generator::Outcome::Answered(429, _));
         let cpu_max = self

@@ -61,10 +61,10 @@ const BURST_TEST: BurstPlan = BurstPlan {
 };
 /// The ladder: steps of this many seconds (the first `LADDER_WARMUP` not counted), from
 /// `LADDER_START` searches/s up by `LADDER_GROWTH`.
-const LADDER_STEP: f64 = 5.0;
-const LADDER_WARMUP: f64 = 1.5;
-const LADDER_START: f64 = 80.0;
-const LADDER_GROWTH: f64 = 1.45;
+pub(super) const LADDER_STEP: f64 = 5.0;
+pub(super) const LADDER_WARMUP: f64 = 1.5;
+pub(super) const LADDER_START: f64 = 80.0;
+pub(super) const LADDER_GROWTH: f64 = 1.45;
 
 /// The goals, as the law's issue states them: the admitted p99 at 2x to 4x at most
 /// `P99_MAX` times the quiet p99, its p99.9 at most `P999_MAX` times; goodput from 1.25x to
@@ -309,12 +309,12 @@ pub fn verdict_table(modes: &[(&str, Figures)], base: &Baseline) -> String {
 
 impl Bench<'_> {
     /// The warm-up of a fresh node: control off, 10 s each at 30, 100 and 200 searches/s.
-    fn warm_up(&self) -> Result<(), String> {
+    pub(super) fn warm_up(&self) -> Result<(), String> {
         let phases = [30.0, 100.0, 200.0].map(|rate| Phase {
             rate,
             seconds: 10.0,
         });
-        let _ = self.offer(Mode::Off, &phases, &[], &[], 4)?;
+        let _ = self.offer(Mode::Off, &phases, &[], &[], 4, false)?;
         Ok(())
     }
 }

@@ -64,6 +64,8 @@ impl<R: Runtime + Default> App<R> {
                 },
                 "fleet": {
                     "refused_share_percent": stats.admission.refused_percent,
+                    // Whether the busiest node (or this machine's cores) is saturated.
+                    "saturated": stats.admission.saturated,
                     // The law on a machine's own load: its requests in flight over its CPUs.
                     "own_cores": stats.admission.own_cores,
                     "cluster_search_pool": stats.admission.search_pool.map(|pool| json!({
