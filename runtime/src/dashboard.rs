@@ -34,8 +34,8 @@ use std::time::Duration;
 
 use load_core::history::{ClusterPoint, HISTORY_LEN, LocalPoint, Timeline};
 use load_core::{
-    AdmissionMode, AdmissionStats, Clock, Config, CpuPercent, CpuSource, GateThreshold, Instant,
-    Mode, RejectReason, Rejections, Threshold,
+    AdmissionMode, AdmissionStats, Clock, Config, CpuPercent, GateThreshold, Instant, Mode,
+    RejectReason, Rejections, Threshold,
     config::{Smoothing, keys},
 };
 
@@ -88,7 +88,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// Reads `guard` and `gate` (their histories under a short critical section each).
     #[must_use]
-    pub fn take<R: Runtime, S: CpuSource + Send + 'static, G>(
+    pub fn take<R: Runtime, S, G>(
         guard: &LoadGuard<R, S>,
         gate: &BackgroundGate<R, G>,
     ) -> Snapshot {

@@ -60,6 +60,13 @@ struct GuardInner<R, S> {
     shared: Arc<GuardShared>,
     source: Mutex<Option<S>>,
     runtime: R,
+    /// Spawns the monitor: fixed at construction, where the source is known to be a
+    /// `CpuSource` that can move to a task, so that deciding a request asks nothing of the
+    /// source's type. A request that names the source's bounds would, inside a `Send`
+    /// future, ask them of every lifetime a borrowed source could have: a server serving
+    /// each connection in a task on `&'static FixedSource` then fails to compile
+    /// ("implementation of `CpuSource` is not general enough").
+    start: fn(&GuardInner<R, S>),
 }
 
 /// What the monitor task shares with the handles (and counted permits).
@@ -156,10 +163,13 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
                 }),
                 source: Mutex::new(source),
                 runtime,
+                start: start_monitor::<R, S>,
             }),
         }
     }
+}
 
+impl<R: Runtime, S> LoadGuard<R, S> {
     /// Decides a request (see [`LoadControl::check`]); the first controlled request spawns
     /// the cluster monitor on this runtime, exactly once.
     ///
@@ -176,7 +186,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
         let shared = &self.inner.shared;
         let decision = shared.control.check(target);
         if shared.control.take_start() {
-            self.start_monitor();
+            (self.inner.start)(&self.inner);
         }
         decision
     }
@@ -227,57 +237,11 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
             Err(route) => Admission::Rejected(route),
         };
         if shared.control.take_start() {
-            self.start_monitor();
+            (self.inner.start)(&self.inner);
         }
         admission
     }
 
-    #[cold]
-    fn start_monitor(&self) {
-        let inner = &self.inner;
-        let shared = Arc::clone(&inner.shared);
-        if shared.task.stop.is_requested() {
-            return;
-        }
-        let Some(source) = inner
-            .source
-            .lock()
-            .ok()
-            .and_then(|mut source| source.take())
-        else {
-            return;
-        };
-        shared.task.start();
-        let runtime = inner.runtime.clone();
-        let delay = monitor::start_delay(shared.jitter, random_seed());
-        log::info!(
-            "Starting the CPU monitor (every {:?}, first poll in {:?})",
-            shared.interval,
-            delay
-        );
-        inner.runtime.spawn(async move {
-            let sink =
-                ClusterSink::new(&shared.control, &shared.status).with_history(&shared.history);
-            monitor::run(
-                source,
-                &sink,
-                shared.status.failures(),
-                Schedule::new(shared.interval, &shared.clock, &runtime, &shared.task.stop)
-                    .with_start_delay(delay),
-            )
-            .await;
-            shared.task.finish();
-        });
-    }
-}
-
-/// A per-process random seed (the standard library's randomly keyed hasher).
-fn random_seed() -> u64 {
-    use std::hash::BuildHasher;
-    std::collections::hash_map::RandomState::new().hash_one(std::process::id())
-}
-
-impl<R: Runtime, S> LoadGuard<R, S> {
     /// The busy response for a rejected request of `route`: 429, `Retry-After` (with the
     /// configured jitter, if any) and the body. Built inline, without allocating.
     #[must_use]
@@ -364,6 +328,49 @@ impl<R: Runtime, S> LoadGuard<R, S> {
     pub async fn shutdown(&self) {
         self.inner.shared.task.shutdown().await;
     }
+}
+
+/// Spawns `inner`'s monitor on its runtime, once: the source moves into the task.
+#[cold]
+fn start_monitor<R: Runtime, S: CpuSource + Send + 'static>(inner: &GuardInner<R, S>) {
+    let shared = Arc::clone(&inner.shared);
+    if shared.task.stop.is_requested() {
+        return;
+    }
+    let Some(source) = inner
+        .source
+        .lock()
+        .ok()
+        .and_then(|mut source| source.take())
+    else {
+        return;
+    };
+    shared.task.start();
+    let runtime = inner.runtime.clone();
+    let delay = monitor::start_delay(shared.jitter, random_seed());
+    log::info!(
+        "Starting the CPU monitor (every {:?}, first poll in {:?})",
+        shared.interval,
+        delay
+    );
+    inner.runtime.spawn(async move {
+        let sink = ClusterSink::new(&shared.control, &shared.status).with_history(&shared.history);
+        monitor::run(
+            source,
+            &sink,
+            shared.status.failures(),
+            Schedule::new(shared.interval, &shared.clock, &runtime, &shared.task.stop)
+                .with_start_delay(delay),
+        )
+        .await;
+        shared.task.finish();
+    });
+}
+
+/// A per-process random seed (the standard library's randomly keyed hasher).
+fn random_seed() -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(std::process::id())
 }
 
 impl<R, S> Drop for GuardInner<R, S> {

@@ -36,7 +36,7 @@ use std::fmt;
 /// dependency of the same version.
 pub use prometheus_client;
 
-use load_core::{AdmissionMode, CpuSource, Mode, RejectReason, Stats};
+use load_core::{AdmissionMode, Mode, RejectReason, Stats};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::MetricType;
@@ -66,7 +66,7 @@ impl LoadCollector {
     /// Adds the request guard's state: the cluster's CPU, the polls, the rejections, the
     /// thresholds and the admission state.
     #[must_use]
-    pub fn guard<R: Runtime, S: CpuSource + Send + 'static>(
+    pub fn guard<R: Runtime, S: Send + 'static>(
         mut self,
         guard: &LoadGuard<R, S>,
     ) -> LoadCollector {

@@ -15,7 +15,7 @@ use load_examples::server::default_limits;
 use load_smol::{
     ControlConfig, CpuPercent, FixedSource, Instant, LoadControlLayer, LoadGuard, Outcome,
 };
-use tower::{Layer, Service, service_fn};
+use tower::{Layer, Service, ServiceExt, service_fn};
 
 static CLUSTER: FixedSource = FixedSource::new(CpuPercent::new(95));
 
@@ -92,4 +92,34 @@ fn the_tower_layer_runs_in_front_of_hyper_on_smol() {
         assert_eq!(guard.stats().rejected_web, 1);
         drop(server);
     });
+}
+
+/// A server that answers each connection in a task of its own compiles with a borrowed
+/// `'static` source, as with an owned one. The layer's service once asked the source to be
+/// `CpuSource + Send + 'static`; proving a task `Send`, rustc asks that of every lifetime
+/// the borrow could have, and a server on `&'static FixedSource` failed to compile
+/// ("implementation of `CpuSource` is not general enough"). The service now asks nothing of
+/// the source: the monitor's start is fixed where the guard is built.
+#[test]
+fn a_borrowed_static_source_answers_from_a_spawned_task() {
+    let mut config = ControlConfig::new();
+    config.web_threshold = 80.into();
+    let guard: LoadGuard<&'static FixedSource> = LoadGuard::with_source(&config, &CLUSTER);
+    let _ = guard
+        .control()
+        .update(Instant::ZERO, Outcome::Sample(CpuPercent::new(95)));
+    let service = LoadControlLayer::new(guard).layer(service_fn(|_: Request<String>| async {
+        Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"results"))))
+    }));
+    // As hyper's connection does, the task holds the service's future by its projection
+    // (`Oneshot` keeps `<S as Service>::Future`), which rustc normalizes with the task's
+    // lifetimes erased.
+    let status = smol::block_on(smol::spawn(async move {
+        let request = Request::get("/search?q=rust")
+            .body(String::new())
+            .expect("request");
+        let answer = service.oneshot(request).await;
+        answer.map(|answer| answer.status().as_u16())
+    }));
+    assert_eq!(status, Ok(429), "armed at 95 %: the busy answer");
 }

@@ -3,7 +3,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::{Request, Response};
-use load_core::{Admission, CpuSource};
+use load_core::Admission;
 use tower_service::Service;
 
 use super::ResponseFuture;
@@ -83,7 +83,6 @@ impl<Svc, R, S, ReqBody, ResBody> Service<Request<ReqBody>> for LoadControlServi
 where
     Svc: Service<Request<ReqBody>, Response = Response<ResBody>>,
     R: Runtime,
-    S: CpuSource + Send + 'static,
     ResBody: From<Bytes>,
 {
     type Response = Response<ResBody>;
