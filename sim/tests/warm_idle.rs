@@ -1,0 +1,202 @@
+//! A surge after a warm, idle spell, beside the same surge on fresh front ends, in the model:
+//! the node's onset test (`bench/README.md`, *The onset from quiet*) found that front ends
+//! warmed at 0.5x and then idle for 10 s did not engage the flood bound at 2x, and that the
+//! cap started at 34 when the class armed (one front end; 11.6 and 13.2 with two) on a
+//! one-core node whose operating point is 4. The one-core node with the node's facts, the
+//! default law, 1 and 2 front ends, 2x and 4x, four seeds; kept in
+//! `sim/results/warm-idle.md` (written with `LOAD_SIM_WRITE=1`).
+//!
+//! Per front end and seed: when its flood bound first engaged in the surge and when its
+//! class armed, the cap the arming poll left (and the cap before it), the most it held in
+//! flight in the surge's first 2 s, and the admitted p99 of the surge's first 5 s and of
+//! the 5 s after, over the warm phase's p99 (0.5x; the fresh rows use the warm rows' of the
+//! same seed).
+//!
+//! What it says: the model reproduces the cap's jump at arming, which issue 51's item 3
+//! forbids (one poll from 0.71 to 10.98 at 4x with one front end, from 0.12 to 4.97 with
+//! two, from 8 to 18.09 fresh), but not the flood bound's miss: warm or fresh, every front
+//! end's bound engaged within 0.1 to 0.61 s of the surge, where on the node no warm front end
+//! engaged it at 2x. Where the two disagree the model is wrong until shown otherwise: the
+//! next change to the law finds why first. No goal is asserted here yet (the table is kept,
+//! so that it moves only when the law or the model does); the goals come with that change.
+
+use std::fmt::Write as _;
+
+use load_core::admission::Law;
+use load_sim::kept::keep;
+use load_sim::{Fleet, Model, NodeFacts, Policy, Run, SLOT_US, Scenario, percentile, simulate};
+
+const SEEDS: u64 = 4;
+const FLEETS: [usize; 2] = [1, 2];
+const FACTORS: [f64; 2] = [2.0, 4.0];
+/// 0.5x until then (the warm start), in seconds; nothing until the surge.
+const WARM: f64 = 10.0;
+/// When the surge starts, in seconds.
+const SURGE: f64 = 20.0;
+/// The run's length, in seconds.
+const SECONDS: f64 = 30.0;
+
+/// One front end's surge in one run.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    /// When its flood bound first engaged in the surge, in seconds from it.
+    flood: Option<f64>,
+    /// When its class armed, in seconds from the surge, and the cap that poll left.
+    armed: Option<(f64, f64)>,
+    /// The cap of its poll before the arming one.
+    cap_before: Option<f64>,
+    /// The most it held in flight in the surge's first 2 s.
+    most: u32,
+}
+
+/// What a run of a fleet said.
+struct Outcome {
+    front_ends: Vec<Seen>,
+    /// The admitted p99 of the surge's first 5 s and of the 5 s after, in ms.
+    p99: (f64, f64),
+    /// The admitted p99 of the warm phase after its first 2 s, in ms (`None`: fresh).
+    warm_p99: Option<f64>,
+}
+
+fn p99_between(run: &Run, from: f64, until: f64) -> f64 {
+    let mut latencies: Vec<u64> = run
+        .latencies
+        .iter()
+        .filter(|(at, _)| (from..until).contains(at))
+        .map(|(_, latency)| *latency)
+        .collect();
+    latencies.sort_unstable();
+    percentile(&latencies, 0.99) / 1_000.0
+}
+
+fn run(fleet: usize, factor: f64, warm: bool, seed: u64) -> Outcome {
+    let model = Model::ONE_CORE;
+    let scenario = Scenario {
+        seconds: SECONDS,
+        warmup: 0.0,
+        seed,
+        facts: NodeFacts::MEASURED,
+        ..Scenario::new(model, Policy::Design(Law::DEFAULT), Fleet::equal(fleet))
+    };
+    let one_x = model.one_x();
+    let run = simulate(&scenario, |t| {
+        if t >= SURGE {
+            factor * one_x
+        } else if warm && t < WARM {
+            0.5 * one_x
+        } else {
+            0.0
+        }
+    });
+    let first = (SURGE * 1e6) as usize / SLOT_US as usize;
+    let slots = (2_000_000 / SLOT_US) as usize;
+    let front_ends = (0..fleet)
+        .map(|i| {
+            let polls: Vec<_> = run.polls.iter().filter(|p| p.front_end == i).collect();
+            let arming = polls.iter().position(|p| p.t >= SURGE && p.armed);
+            Seen {
+                // Seen by an arrival; if it first engaged before the surge, by the first
+                // poll in the surge that found it engaged.
+                flood: run.flood_from[i]
+                    .filter(|at| *at >= SURGE)
+                    .map(|at| at - SURGE)
+                    .or_else(|| {
+                        polls
+                            .iter()
+                            .find(|p| p.t >= SURGE && p.flooding)
+                            .map(|p| p.t - SURGE)
+                    }),
+                armed: arming.map(|k| (polls[k].t - SURGE, polls[k].cap)),
+                cap_before: arming.and_then(|k| k.checked_sub(1)).map(|k| polls[k].cap),
+                most: run.in_flight[i]
+                    .iter()
+                    .skip(first)
+                    .take(slots)
+                    .copied()
+                    .max()
+                    .unwrap_or(0),
+            }
+        })
+        .collect();
+    Outcome {
+        front_ends,
+        p99: (
+            p99_between(&run, SURGE, SURGE + 5.0),
+            p99_between(&run, SURGE + 5.0, SURGE + 10.0),
+        ),
+        warm_p99: warm.then(|| p99_between(&run, 2.0, WARM)),
+    }
+}
+
+fn seconds(at: Option<f64>) -> String {
+    at.map_or_else(|| "never".to_owned(), |at| format!("{at:.2} s"))
+}
+
+#[test]
+fn a_surge_after_a_warm_idle_spell_is_kept() {
+    let cases: Vec<(usize, f64, bool, u64)> = FLEETS
+        .iter()
+        .flat_map(|&fleet| {
+            FACTORS.iter().flat_map(move |&factor| {
+                [true, false]
+                    .into_iter()
+                    .flat_map(move |warm| (1..=SEEDS).map(move |seed| (fleet, factor, warm, seed)))
+            })
+        })
+        .collect();
+    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+        let running: Vec<_> = cases
+            .iter()
+            .map(|&(fleet, factor, warm, seed)| scope.spawn(move || run(fleet, factor, warm, seed)))
+            .collect();
+        running
+            .into_iter()
+            .map(|thread| thread.join().expect("a run"))
+            .collect()
+    });
+    let mut text = format!(
+        "# A surge after a warm, idle spell, in the model\n\n\
+         Written by `LOAD_SIM_WRITE=1 cargo test -p load-sim --test warm_idle`: the one-core \
+         node with the node's facts, the default law; warm: 0.5x until {WARM:.0} s, nothing \
+         until {SURGE:.0} s, then the surge; fresh: nothing until the surge. Per front end: \
+         when its flood bound first engaged and its class armed (from the surge), the cap \
+         the arming poll left (and the cap before it), the most it held in flight in the \
+         surge's first 2 s. The admitted p99 of the surge's first 5 s and of the 5 s after, \
+         over the warm phase's p99 (0.5x from 2 s; a fresh row uses its seed's warm row's).\n\n\
+         | front ends | surge | start | seed | flood bound | armed | cap before, at arming | most in flight | p99 / warm p99, first 5 s, next 5 s |\n\
+         |---|---|---|---|---|---|---|---|---|\n"
+    );
+    for (k, (&(fleet, factor, warm, seed), outcome)) in cases.iter().zip(&outcomes).enumerate() {
+        // The warm run of the same fleet, factor and seed: SEEDS rows before a fresh one.
+        let quiet = if warm {
+            outcome.warm_p99
+        } else {
+            outcomes[k - SEEDS as usize].warm_p99
+        };
+        let join = |f: &dyn Fn(&Seen) -> String| {
+            outcome
+                .front_ends
+                .iter()
+                .map(f)
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let ratio = |p99: f64| quiet.map_or("-".to_owned(), |q| format!("{:.2}", p99 / q));
+        let _ = writeln!(
+            text,
+            "| {fleet} | {factor}x | {} | {seed} | {} | {} | {} | {} | {}, {} |",
+            if warm { "warm, idle" } else { "fresh" },
+            join(&|s| seconds(s.flood)),
+            join(&|s| seconds(s.armed.map(|a| a.0))),
+            join(&|s| format!(
+                "{} → {}",
+                s.cap_before.map_or("-".to_owned(), |c| format!("{c:.2}")),
+                s.armed.map_or("-".to_owned(), |a| format!("{:.2}", a.1))
+            )),
+            join(&|s| s.most.to_string()),
+            ratio(outcome.p99.0),
+            ratio(outcome.p99.1),
+        );
+    }
+    keep("warm-idle.md", &text);
+}
