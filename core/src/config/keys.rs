@@ -85,8 +85,66 @@ pub struct Key {
     restart: bool,
     secret: bool,
     doc: &'static str,
+    /// The whole numbers the key accepts, for a key that is one (`None`: any other).
+    range: Option<(u32, u32)>,
     field: Field,
 }
+
+/// A key whose value is a whole number from `$min` to `$max`, its range written once: its
+/// documentation ends with it, its parser and its check read it.
+///
+/// - `count`: a field of the control settings that holds the number (`u32`, or a smaller
+///   type the range fits).
+/// - `seconds`: a `Duration` field; set in code, below a second is accepted, and zero only
+///   where the least is 0.
+macro_rules! ranged {
+    (count $field:ident, $name:expr, $doc:literal, $min:literal ..= $max:literal) => {
+        Key {
+            name: $name,
+            variable: None,
+            restart: false,
+            secret: false,
+            doc: concat!($doc, " (", $min, " to ", $max, ")"),
+            range: Some(($min, $max)),
+            field: Field::Control(Access {
+                set: |c, v| {
+                    c.$field = narrow(ranged(v, $min, $max)?, $min, $max)?;
+                    Ok(())
+                },
+                check: |c| within(c.$field.into(), $min, $max),
+                show: |c, _, f| write!(f, "{}", c.$field),
+            }),
+        }
+    };
+    (
+        seconds $field:ident, $name:expr, restart: $restart:literal, $doc:literal,
+        $min:literal ..= $max:literal
+    ) => {
+        Key {
+            name: $name,
+            variable: None,
+            restart: $restart,
+            secret: false,
+            doc: concat!($doc, " (", $min, " to ", $max, ")"),
+            range: Some(($min, $max)),
+            field: Field::Control(Access {
+                set: |c, v| {
+                    c.$field = secs(ranged(v, $min, $max)?);
+                    Ok(())
+                },
+                check: |c| seconds_within(c.$field, $min, $max),
+                show: |c, _, f| duration(c.$field, f),
+            }),
+        }
+    };
+}
+
+// The ranges below are literals (a documentation is built from them at compile time): the
+// longest ones are these.
+const _: () = assert!(MAX_SECONDS == 86_400 && MAX_JITTER == 3_600);
+
+/// The smoothing's time constant, in seconds: its key sets it only with `ewma`.
+const TAU: (u32, u32) = (1, MAX_SECONDS);
 
 /// Which part of a [`Config`] a key sets, and how.
 #[derive(Clone, Copy)]
@@ -145,10 +203,27 @@ impl Key {
         matches!(self.field, Field::Control(_))
     }
 
-    /// One line on what it means.
+    /// One line on what it means (for a ranged key, ending with its range).
     #[must_use]
     pub const fn doc(&self) -> &'static str {
         self.doc
+    }
+
+    /// The whole numbers the key accepts, least and most, for a key whose value is one
+    /// (seconds, counts, percents of a margin); `None` for any other (thresholds take any
+    /// integer, as Fess's do).
+    ///
+    /// ```
+    /// use load_core::config::keys;
+    ///
+    /// let key = keys::find("load.control.enter.samples").expect("a key");
+    /// assert_eq!(key.range(), Some(1..=1000));
+    /// assert!(key.doc().ends_with("(1 to 1000)"));
+    /// assert_eq!(keys::find("web.load.control").and_then(|key| key.range()), None);
+    /// ```
+    #[must_use]
+    pub fn range(&self) -> Option<core::ops::RangeInclusive<u32>> {
+        self.range.map(|(min, max)| min..=max)
     }
 
     /// Reads `value` (surrounding whitespace dropped) into `config`. On error `config` is
@@ -325,6 +400,7 @@ pub const TABLE: [Key; 23] = [
         restart: false,
         secret: false,
         doc: "CPU % at or above which web requests get 429; >= 100 disables, <= 0 rejects all",
+        range: None,
         field: Field::Control(Access {
             set: |c, v| {
                 c.web_threshold = Threshold::from_fess(threshold(v)?);
@@ -340,6 +416,7 @@ pub const TABLE: [Key; 23] = [
         restart: false,
         secret: false,
         doc: "the same for API requests",
+        range: None,
         field: Field::Control(Access {
             set: |c, v| {
                 c.api_threshold = Threshold::from_fess(threshold(v)?);
@@ -349,27 +426,17 @@ pub const TABLE: [Key; 23] = [
             show: |c, _, f| write!(f, "{}", c.api_threshold),
         }),
     },
-    Key {
-        name: MONITOR_INTERVAL,
-        variable: None,
-        restart: true,
-        secret: false,
-        doc: "seconds between polls (1 to 86400)",
-        field: Field::Control(Access {
-            set: |c, v| {
-                c.monitor_interval = secs(seconds(v)?);
-                Ok(())
-            },
-            check: |c| positive(c.monitor_interval),
-            show: |c, _, f| duration(c.monitor_interval, f),
-        }),
-    },
+    ranged!(
+        seconds monitor_interval, MONITOR_INTERVAL, restart: true,
+        "seconds between polls", 1..=86400
+    ),
     Key {
         name: ADAPTIVE_LOAD_CONTROL,
         variable: None,
         restart: false,
         secret: false,
         doc: "local CPU % at or above which background work waits; <= 0 or above 100 disables",
+        range: None,
         field: Field::Control(Access {
             set: |c, v| {
                 c.adaptive_threshold = GateThreshold::from_fess(threshold(v)?);
@@ -385,6 +452,7 @@ pub const TABLE: [Key; 23] = [
         restart: true,
         secret: false,
         doc: "the cluster: one address or a comma-separated list, polled one at a time",
+        range: None,
         field: Field::Cluster(Access {
             set: |c, v| {
                 c.urls = if v.is_empty() {
@@ -408,6 +476,7 @@ pub const TABLE: [Key; 23] = [
         restart: true,
         secret: false,
         doc: "user for HTTP basic auth; used only with the password",
+        range: None,
         field: Field::Cluster(Access {
             set: |c, v| {
                 c.username = text(v)?;
@@ -423,6 +492,7 @@ pub const TABLE: [Key; 23] = [
         restart: true,
         secret: true,
         doc: "password for HTTP basic auth; used only with the user",
+        range: None,
         field: Field::Cluster(Access {
             set: |c, v| {
                 c.password = if v.is_empty() {
@@ -448,6 +518,7 @@ pub const TABLE: [Key; 23] = [
         restart: true,
         secret: false,
         doc: "PEM file of CA certificates that verify the cluster's certificate",
+        range: None,
         field: Field::Cluster(Access {
             set: |c, v| {
                 c.certificate_authorities = text(v)?;
@@ -457,27 +528,17 @@ pub const TABLE: [Key; 23] = [
             show: |c, _, f| optional(c.certificate_authorities.as_ref().map(Text::as_str), f),
         }),
     },
-    Key {
-        name: RETRY_AFTER,
-        variable: None,
-        restart: false,
-        secret: false,
-        doc: "seconds in Retry-After and the API body (1 to 86400)",
-        field: Field::Control(Access {
-            set: |c, v| {
-                c.retry_after = seconds(v)?;
-                Ok(())
-            },
-            check: |c| within(c.retry_after, 1, MAX_SECONDS),
-            show: |c, _, f| write!(f, "{}", c.retry_after),
-        }),
-    },
+    ranged!(
+        count retry_after, RETRY_AFTER,
+        "seconds in Retry-After and the API body", 1..=86400
+    ),
     Key {
         name: FAILURE_POLICY,
         variable: None,
         restart: false,
         secret: false,
         doc: "what a failed poll means: open (0 %), hold or closed",
+        range: None,
         field: Field::Control(Access {
             set: |c, v| {
                 c.failure_policy = match choice(v, "open|hold|closed")? {
@@ -497,27 +558,17 @@ pub const TABLE: [Key; 23] = [
             },
         }),
     },
-    Key {
-        name: STALE_AFTER,
-        variable: None,
-        restart: false,
-        secret: false,
-        doc: "seconds hold and closed keep the last good sample (1 to 86400)",
-        field: Field::Control(Access {
-            set: |c, v| {
-                c.stale_after = secs(seconds(v)?);
-                Ok(())
-            },
-            check: |c| positive(c.stale_after),
-            show: |c, _, f| duration(c.stale_after, f),
-        }),
-    },
+    ranged!(
+        seconds stale_after, STALE_AFTER, restart: false,
+        "seconds hold and closed keep the last good sample", 1..=86400
+    ),
     Key {
         name: SMOOTHING,
         variable: None,
         restart: false,
         secret: false,
         doc: "none, or ewma (a time-aware moving average)",
+        range: None,
         field: Field::Control(Access {
             set: |c, v| {
                 c.smoothing = match choice(v, "none|ewma")? {
@@ -545,17 +596,18 @@ pub const TABLE: [Key; 23] = [
         variable: None,
         restart: false,
         secret: false,
-        doc: "the EWMA's time constant in seconds (1 to 86400); used with ewma only",
+        doc: "the EWMA's time constant in seconds, used with ewma only (1 to 86400)",
+        range: Some(TAU),
         field: Field::Control(Access {
             set: |c, v| {
-                let tau = secs(seconds(v)?);
+                let tau = secs(ranged(v, TAU.0, TAU.1)?);
                 if let Smoothing::Ewma { .. } = c.smoothing {
                     c.smoothing = Smoothing::Ewma { tau };
                 }
                 Ok(())
             },
             check: |c| match c.smoothing {
-                Smoothing::Ewma { tau } => positive(tau),
+                Smoothing::Ewma { tau } => seconds_within(tau, TAU.0, TAU.1),
                 Smoothing::None => Ok(()),
             },
             show: |c, _, f| match c.smoothing {
@@ -564,57 +616,25 @@ pub const TABLE: [Key; 23] = [
             },
         }),
     },
-    Key {
-        name: ENTER_SAMPLES,
-        variable: None,
-        restart: false,
-        secret: false,
-        doc: "consecutive samples at or above a threshold before rejecting (1 to 1000)",
-        field: Field::Control(Access {
-            set: |c, v| {
-                c.enter_samples = ranged(v, 1, 1000)?;
-                Ok(())
-            },
-            check: |c| within(c.enter_samples, 1, 1000),
-            show: |c, _, f| write!(f, "{}", c.enter_samples),
-        }),
-    },
-    Key {
-        name: EXIT_MARGIN,
-        variable: None,
-        restart: false,
-        secret: false,
-        doc: "rejecting stops below the threshold minus this many percent (0 to 100)",
-        field: Field::Control(Access {
-            set: |c, v| {
-                c.exit_margin = ranged(v, 0, 100)? as u8;
-                Ok(())
-            },
-            check: |c| within(c.exit_margin.into(), 0, 100),
-            show: |c, _, f| write!(f, "{}", c.exit_margin),
-        }),
-    },
-    Key {
-        name: MIN_HOLD,
-        variable: None,
-        restart: false,
-        secret: false,
-        doc: "minimum seconds in the armed state (0 to 86400)",
-        field: Field::Control(Access {
-            set: |c, v| {
-                c.min_hold = secs(ranged(v, 0, MAX_SECONDS)?);
-                Ok(())
-            },
-            check: |c| at_most(c.min_hold, MAX_SECONDS),
-            show: |c, _, f| duration(c.min_hold, f),
-        }),
-    },
+    ranged!(
+        count enter_samples, ENTER_SAMPLES,
+        "consecutive samples at or above a threshold before rejecting", 1..=1000
+    ),
+    ranged!(
+        count exit_margin, EXIT_MARGIN,
+        "rejecting stops below the threshold minus this many percent", 0..=100
+    ),
+    ranged!(
+        seconds min_hold, MIN_HOLD, restart: false,
+        "minimum seconds in the armed state", 0..=86400
+    ),
     Key {
         name: MODE,
         variable: None,
         restart: false,
         secret: false,
         doc: "enforce, or monitor (count and log, admit everything)",
+        range: None,
         field: Field::Control(Access {
             set: |c, v| {
                 c.mode = match choice(v, "enforce|monitor")? {
@@ -632,42 +652,21 @@ pub const TABLE: [Key; 23] = [
             },
         }),
     },
-    Key {
-        name: RETRY_AFTER_JITTER,
-        variable: None,
-        restart: false,
-        secret: false,
-        doc: "up to this many seconds added at random to each Retry-After (0 to 3600)",
-        field: Field::Control(Access {
-            set: |c, v| {
-                c.retry_after_jitter = ranged(v, 0, MAX_JITTER)?;
-                Ok(())
-            },
-            check: |c| within(c.retry_after_jitter, 0, MAX_JITTER),
-            show: |c, _, f| write!(f, "{}", c.retry_after_jitter),
-        }),
-    },
-    Key {
-        name: MONITOR_JITTER,
-        variable: None,
-        restart: true,
-        secret: false,
-        doc: "up to this many seconds of random delay before the first poll (0 to 3600)",
-        field: Field::Control(Access {
-            set: |c, v| {
-                c.monitor_jitter = secs(ranged(v, 0, MAX_JITTER)?);
-                Ok(())
-            },
-            check: |c| at_most(c.monitor_jitter, MAX_JITTER),
-            show: |c, _, f| duration(c.monitor_jitter, f),
-        }),
-    },
+    ranged!(
+        count retry_after_jitter, RETRY_AFTER_JITTER,
+        "up to this many seconds added at random to each Retry-After", 0..=3600
+    ),
+    ranged!(
+        seconds monitor_jitter, MONITOR_JITTER, restart: true,
+        "up to this many seconds of random delay before the first poll", 0..=3600
+    ),
     Key {
         name: ADAPTIVE_SOURCE,
         variable: None,
         restart: true,
         secret: false,
         doc: "where the local CPU comes from: auto, host or cgroup",
+        range: None,
         field: Field::Control(Access {
             set: |c, v| {
                 c.adaptive_source = match choice(v, "auto|host|cgroup")? {
@@ -693,6 +692,7 @@ pub const TABLE: [Key; 23] = [
         restart: false,
         secret: false,
         doc: "threshold (Fess: reject the class), or limit (an in-flight cap while armed)",
+        range: None,
         field: Field::Control(Access {
             set: |c, v| {
                 c.admission = match choice(v, "threshold|limit")? {
@@ -710,36 +710,14 @@ pub const TABLE: [Key; 23] = [
             },
         }),
     },
-    Key {
-        name: ADMISSION_COOLOFF,
-        variable: None,
-        restart: false,
-        secret: false,
-        doc: "polls a class stays armed after its threshold is no longer reached (2 to 1000)",
-        field: Field::Control(Access {
-            set: |c, v| {
-                c.admission_cooloff = ranged(v, 2, 1000)?;
-                Ok(())
-            },
-            check: |c| within(c.admission_cooloff, 2, 1000),
-            show: |c, _, f| write!(f, "{}", c.admission_cooloff),
-        }),
-    },
-    Key {
-        name: ADMISSION_INITIAL,
-        variable: None,
-        restart: false,
-        secret: false,
-        doc: "the in-flight cap before any completion, and its least value (1 to 1000000)",
-        field: Field::Control(Access {
-            set: |c, v| {
-                c.admission_initial = ranged(v, 1, 1_000_000)?;
-                Ok(())
-            },
-            check: |c| within(c.admission_initial, 1, 1_000_000),
-            show: |c, _, f| write!(f, "{}", c.admission_initial),
-        }),
-    },
+    ranged!(
+        count admission_cooloff, ADMISSION_COOLOFF,
+        "polls a class stays armed after its threshold is no longer reached", 2..=1000
+    ),
+    ranged!(
+        count admission_initial, ADMISSION_INITIAL,
+        "the in-flight cap before any completion, and its least value", 1..=1000000
+    ),
 ];
 
 /// Every key's name, in [`TABLE`] order.
@@ -781,17 +759,6 @@ fn threshold(value: &str) -> Result<i32, ConfigErrorKind> {
     parse_i32(value).ok_or(ConfigErrorKind::NotAnInteger)
 }
 
-fn seconds(value: &str) -> Result<u32, ConfigErrorKind> {
-    match parse_i32(value) {
-        Some(n) if (1..=MAX_SECONDS as i32).contains(&n) => Ok(n as u32),
-        Some(_) => Err(ConfigErrorKind::OutOfRange {
-            min: 1,
-            max: MAX_SECONDS,
-        }),
-        None => Err(ConfigErrorKind::NotAnInteger),
-    }
-}
-
 fn ranged(value: &str, min: u32, max: u32) -> Result<u32, ConfigErrorKind> {
     match parse_i32(value) {
         Some(n) if n >= 0 && (min..=max).contains(&n.unsigned_abs()) => Ok(n.unsigned_abs()),
@@ -828,24 +795,19 @@ fn within(n: u32, min: u32, max: u32) -> Result<(), ConfigErrorKind> {
     }
 }
 
-/// Above zero and at most a day (below a second is fine in code).
-fn positive(d: Duration) -> Result<(), ConfigErrorKind> {
-    if d.is_zero() || d > secs(MAX_SECONDS) {
-        Err(ConfigErrorKind::OutOfRange {
-            min: 1,
-            max: MAX_SECONDS,
-        })
+/// A duration set in code within `min` to `max` seconds: below a second is accepted, and
+/// zero only where `min` is 0.
+fn seconds_within(d: Duration, min: u32, max: u32) -> Result<(), ConfigErrorKind> {
+    if d > secs(max) || (min > 0 && d < secs(min) && (min > 1 || d.is_zero())) {
+        Err(ConfigErrorKind::OutOfRange { min, max })
     } else {
         Ok(())
     }
 }
 
-fn at_most(d: Duration, max: u32) -> Result<(), ConfigErrorKind> {
-    if d > secs(max) {
-        Err(ConfigErrorKind::OutOfRange { min: 0, max })
-    } else {
-        Ok(())
-    }
+/// `n`, read within `min` to `max`, as the field's type (which the range fits).
+fn narrow<T: TryFrom<u32>>(n: u32, min: u32, max: u32) -> Result<T, ConfigErrorKind> {
+    T::try_from(n).map_err(|_| ConfigErrorKind::OutOfRange { min, max })
 }
 
 /// Seconds as a file writes them; below-second parts (set in code) as a decimal.

@@ -710,3 +710,96 @@ fn reloadable_keeps_exactly_the_restart_keys() {
         );
     }
 }
+
+/// Each ranged key states its range once ([`keys::Key::range`]): its documentation ends
+/// with it, a file's value is accepted at both ends and refused one past each with the range
+/// named, and the check of a value set in code agrees.
+#[test]
+fn every_ranged_key_accepts_its_range_and_names_it() {
+    let mut ranged = Vec::new();
+    for key in &keys::TABLE {
+        let Some(range) = key.range() else {
+            continue;
+        };
+        ranged.push(key.name());
+        let (min, max) = (*range.start(), *range.end());
+        assert!(
+            key.doc().ends_with(&format!("({min} to {max})")),
+            "{}: {:?}",
+            key.name(),
+            key.doc()
+        );
+        // The time constant is read with the average that uses it.
+        let fresh = || {
+            let mut config = Config::new();
+            config.control.smoothing = Smoothing::Ewma { tau: DEFAULT_TAU };
+            config
+        };
+        for value in [min, max] {
+            let mut config = fresh();
+            assert_eq!(
+                key.parse(&mut config, &value.to_string()),
+                Ok(()),
+                "{}",
+                key.name()
+            );
+            assert_eq!(key.check(&config), Ok(()), "{} = {value}", key.name());
+            assert_eq!(key.value(&config).to_string(), value.to_string());
+        }
+        let refused = i64::from(min) - 1;
+        for value in [refused, i64::from(max) + 1] {
+            let mut config = fresh();
+            assert_eq!(
+                key.parse(&mut config, &value.to_string()),
+                Err(ConfigErrorKind::OutOfRange { min, max }),
+                "{} = {value}",
+                key.name()
+            );
+            assert_eq!(
+                config,
+                fresh(),
+                "{}: a refused value changes nothing",
+                key.name()
+            );
+        }
+    }
+    assert_eq!(ranged.len(), 11, "{ranged:?}");
+}
+
+/// A duration set in code is checked against its key's range in seconds: below a second
+/// is accepted, zero only where the least is 0, and one past the most is refused.
+#[test]
+fn a_duration_set_in_code_is_checked_against_its_range() {
+    let check = |name: &str, set: &dyn Fn(&mut Config)| {
+        let mut config = Config::new();
+        set(&mut config);
+        keys::find(name).expect(name).check(&config)
+    };
+    let half = Duration::from_millis(500);
+    assert_eq!(
+        check(keys::MONITOR_INTERVAL, &|c| c.control.monitor_interval =
+            half),
+        Ok(())
+    );
+    assert_eq!(
+        check(keys::MONITOR_INTERVAL, &|c| c.control.monitor_interval =
+            Duration::ZERO),
+        Err(ConfigErrorKind::OutOfRange {
+            min: 1,
+            max: MAX_SECONDS
+        })
+    );
+    assert_eq!(
+        check(keys::MIN_HOLD, &|c| c.control.min_hold = Duration::ZERO),
+        Ok(())
+    );
+    assert_eq!(
+        check(keys::MONITOR_JITTER, &|c| {
+            c.control.monitor_jitter = Duration::from_secs(u64::from(MAX_JITTER)) + half;
+        }),
+        Err(ConfigErrorKind::OutOfRange {
+            min: 0,
+            max: MAX_JITTER
+        })
+    );
+}
