@@ -22,11 +22,14 @@ out="${5:-bench/compare/$(short "$before")-$(short "$after")}"
 mkdir -p "$out"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-# Each side builds in a target directory of its own. They once shared one: cargo then took
-# the second side's workspace crates for fresh (`git archive` gives their files the commit's
-# time, older than the first side's outputs) and linked the first side's, so that a change
-# to the request path was never built (found when the second side's examples failed to
-# compile against the first side's load-runtime). Each bench binary is copied out.
+# Each commit builds in a target directory of its own, kept for the next comparison that
+# names it: the same commit, the same sources. Sides once shared one directory, and then each
+# side one directory reused across comparisons: cargo took a later build's workspace crates
+# for fresh (`git archive` gives their files the commit's time, older than the outputs
+# already there) and linked the earlier build's, so that a change to the request path was
+# never built (found when a second side's examples failed to compile against another
+# commit's load-runtime). The checkout as it is builds in `worktree/`, its files' times
+# their own. Each bench binary is copied out.
 target="$(.ci/target-dir)/compare"
 
 build() { # SIDE COMMIT -> the binary at $work/SIDE
@@ -38,7 +41,9 @@ build() { # SIDE COMMIT -> the binary at $work/SIDE
     git archive "$commit" | tar -x -C "$dir"
   fi
   # Cargo's JSON messages name the bench's executable; its human output goes to stderr.
-  (cd "$dir" && CARGO_TARGET_DIR="$target-$side" cargo bench -q -p load-bench --bench "$bench" \
+  local built="$target/worktree"
+  [[ -n "$commit" ]] && built="$target/$(git rev-parse "$commit^{commit}")"
+  (cd "$dir" && CARGO_TARGET_DIR="$built" cargo bench -q -p load-bench --bench "$bench" \
     --no-run --message-format=json) |
     python3 -c '
 import json, sys
@@ -52,7 +57,7 @@ for line in sys.stdin:
   cp "$(tail -n1 "$work/$side.path")" "$work/$side"
 }
 
-echo "building $bench at $(short "$before") and $(short "$after") into $target-{before,after}" >&2
+echo "building $bench at $(short "$before") and $(short "$after"), each in $target/<commit>" >&2
 build before "$before"
 build after "$after"
 
