@@ -67,14 +67,7 @@ struct Outcome {
 }
 
 fn p99_between(run: &Run, from: f64, until: f64) -> f64 {
-    let mut latencies: Vec<u64> = run
-        .latencies
-        .iter()
-        .filter(|(at, _)| (from..until).contains(at))
-        .map(|(_, latency)| *latency)
-        .collect();
-    latencies.sort_unstable();
-    percentile(&latencies, 0.99) / 1_000.0
+    percentile(&run.between(from, until), 0.99) / 1_000.0
 }
 
 fn run(fleet: usize, factor: f64, warm: bool, seed: u64) -> Outcome {

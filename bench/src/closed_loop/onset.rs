@@ -24,7 +24,9 @@ use serde_json::{Value, json};
 use super::generator::{Outcome, Phase, Sent};
 use super::report;
 use super::server::Mode;
-use super::short::{LADDER_GROWTH, LADDER_START, LADDER_STEP, LADDER_WARMUP, MODES, STEP, WARMUP};
+use super::short::{
+    LADDER_GROWTH, LADDER_START, LADDER_STEP, LADDER_WARMUP, MODES, STEP, WARMUP, rate_origin,
+};
 use super::{Bench, Options, bound, log_step};
 
 /// The surges, as factors of the 1x rate.
@@ -384,11 +386,7 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
          p99 in each {WINDOW:.0}-s window:\n",
         options.front_ends,
         if options.mixed { "mixed" } else { "uniform" },
-        if found.is_some() {
-            " (where the cluster's CPU first reaches 90 % with control off)"
-        } else {
-            " (given)"
-        },
+        rate_origin(found),
         quiet_p99s.map(|p| p.map(|ms| (ms * 10.0).round() / 10.0)),
     );
     print!("{}", table(&onsets, quiet));

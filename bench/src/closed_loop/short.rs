@@ -307,6 +307,15 @@ pub fn verdict_table(modes: &[(&str, Figures)], base: &Baseline) -> String {
     out
 }
 
+/// How a run's 1x rate was had, for its header: found by its ladder, or given.
+pub(super) fn rate_origin(found: Option<f64>) -> &'static str {
+    if found.is_some() {
+        " (where the cluster's CPU first reaches 90 % with control off)"
+    } else {
+        " (given)"
+    }
+}
+
 impl Bench<'_> {
     /// The warm-up of a fresh node: control off, 10 s each at 30, 100 and 200 searches/s.
     pub(super) fn warm_up(&self) -> Result<(), String> {
@@ -399,11 +408,7 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
          off served {:.0} of {rate:.0}/s at 1x\n",
         options.front_ends,
         if options.mixed { "mixed" } else { "uniform" },
-        if found.is_some() {
-            " (where the cluster's CPU first reaches 90 % with control off)"
-        } else {
-            " (given)"
-        },
+        rate_origin(found),
         quiet_p99s.map(|p| p.map(|ms| (ms * 10.0).round() / 10.0)),
         slo.as_secs_f64() * 1000.0,
         at_1x.served_per_s,
