@@ -6,7 +6,8 @@
 # limit mode and the peer (congestion-limiter's Vegas), alternating; with two front ends also
 # skewed demand; then a 0.5x -> 2x step test and a burst test per mode. For each workload
 # (uniform: 3-word searches; mixed: 70 % two-word, 30 % eight-word) and each fleet size in
-# LOAD_FRONT_ENDS (default "1 2"; LOAD_WORKLOADS picks workloads). Loopback only, every step bounded; about 15 minutes per
+# LOAD_FRONT_ENDS (default "1 2"; LOAD_WORKLOADS picks workloads; LOAD_ONE_X=<searches/s> gives
+# 1x instead of finding it, to compare two builds at one rate). Loopback only, every step bounded; about 15 minutes per
 # workload and fleet size after the build.
 #
 #   bash bench/closed_loop.sh            # full run: tables, results.json and PNG plots in bench/closed-loop/<workload>-<n>fe/
@@ -100,7 +101,11 @@ warm=()
 [[ -n "$profile" ]] && warm=(--warm-up)
 for workload in $workloads; do
   rate=()
-  if [[ " ${LOAD_FRONT_ENDS:-1 2} " != *" 1 "* ]]; then
+  if [[ -n "${LOAD_ONE_X:-}" ]]; then
+    # A given 1x (searches a second), no ladder: two laws compared on the same rate.
+    [[ "$LOAD_ONE_X" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "LOAD_ONE_X=$LOAD_ONE_X: not a rate in searches a second" >&2; exit 2; }
+    rate=(--rate "$LOAD_ONE_X")
+  elif [[ " ${LOAD_FRONT_ENDS:-1 2} " != *" 1 "* ]]; then
     single="$out/$workload-1fe/$results"
     [[ -f "$single" ]] || { echo "no $single to take the 1x rate from: include 1 in LOAD_FRONT_ENDS" >&2; exit 1; }
     rate=(--rate "$(rate_of "$single")")
@@ -110,9 +115,9 @@ for workload in $workloads; do
     mkdir -p "$dir"
     {
       if [[ -n "$isolated" ]]; then
-        echo "# Closed-loop ${profile:+${profile#--} }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD 2>/dev/null || echo '?'): $n front end(s), $workload workload; one OpenSearch node on CPU $cluster_cpu (a cpuset of its own), the servers and the generator on CPUs $front_cpus"
+        echo "# Closed-loop ${profile:+${profile#--} }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git describe --always --dirty 2>/dev/null || echo '?'): $n front end(s), $workload workload; one OpenSearch node on CPU $cluster_cpu (a cpuset of its own), the servers and the generator on CPUs $front_cpus"
       else
-        echo "# Closed-loop ${profile:+${profile#--} }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD 2>/dev/null || echo '?'): $n front end(s), $workload workload; $LOAD_OPENSEARCH_URL, not isolated (its CPU may include the servers' and the generator's)"
+        echo "# Closed-loop ${profile:+${profile#--} }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git describe --always --dirty 2>/dev/null || echo '?'): $n front end(s), $workload workload; $LOAD_OPENSEARCH_URL, not isolated (its CPU may include the servers' and the generator's)"
       fi
       echo
       "${pin[@]}" "$bin/closed_loop" "$bin/search-server" "$LOAD_OPENSEARCH_URL" "$dir" $isolated $profile \
