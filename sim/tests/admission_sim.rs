@@ -272,9 +272,9 @@ const PEAK_START: &str = "the default, but below the point started at the ceilin
 /// with them (where the node's tail is: the onset). The default must hold the most there.
 #[test]
 fn the_designs_compared() {
-    let designs: [(&str, Law); 9] = [
+    let designs: [(&str, Law); 10] = [
         (
-            "the default: from what the front end held, the flood against it, 6 tasks of relief at the start",
+            "the default: from its share of the node at quiet, the flood against what it held below the point, 6 tasks of relief at the start",
             Law::DEFAULT,
         ),
         (ARRIVALS, Law::ARRIVALS),
@@ -290,6 +290,14 @@ fn the_designs_compared() {
             Law {
                 watch: Watch::Completions,
                 ..Law::ARRIVALS
+            },
+        ),
+        (
+            "from what the front end held, the flood against it at any unbounded poll, the start scaled by the node's pool (67b5c01 to 16f2a35)",
+            Law {
+                flood: FloodBase::Quiet,
+                start: Start::Held,
+                ..Law::DEFAULT
             },
         ),
         (
@@ -430,9 +438,9 @@ fn the_designs_compared() {
                  The default is chosen in the node's short loop on the model with the node's \
                  traces, where it holds the most goals of the designs the node judged (the \
                  test asserts it): the node's tail is its onset, which steady runs from 10 s \
-                 do not count. The flood watched at every request (the law of 92f34e1) holds \
-                 more here and is not taken: it refused a fresh front end's ramp to a light \
-                 load (`docs/admission.md`). The steady runs (one \
+                 do not count. The flood watched at every request (the law of 92f34e1) is \
+                 not taken: it refused a fresh front end's ramp to a light load \
+                 (`docs/admission.md`). The steady runs (one \
                  core and six nodes; 1 and 4 front ends, 4 skewed; two seeds), goals missed: \
                  on the model before the traces {}; on the model with them {}.\n{text}",
                 steady(0),

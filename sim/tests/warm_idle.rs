@@ -3,7 +3,7 @@
 //! warmed at 0.5x and then idle for 10 s did not engage the flood bound at 2x, and that the
 //! cap started at 34 when the class armed (one front end; 11.6 and 13.2 with two) on a
 //! one-core node whose operating point is 4. The one-core node with the node's facts, the
-//! default law, 1 and 2 front ends, 2x and 4x, four seeds; kept in
+//! default law and the law of 16f2a35, 1 and 2 front ends, 2x and 4x, four seeds; kept in
 //! `sim/results/warm-idle.md` (written with `LOAD_SIM_WRITE=1`).
 //!
 //! Per front end and seed: when its flood bound first engaged in the surge and when its
@@ -12,22 +12,27 @@
 //! the 5 s after, over the warm phase's p99 (0.5x; the fresh rows use the warm rows' of the
 //! same seed).
 //!
-//! What it says, the surge 0.2 s before a warm front end's poll as on the node: the model
-//! reproduces both faults. The poll that falls 0.2 s into the surge, the class not yet
-//! bounded, takes what the front end holds then, the surge's first in flight, for what a
-//! flood is measured against: with two front ends, one of two never engaged its bound in
-//! three of eight runs (89 to 324 in flight); and the cap that poll learnt is the surge's
-//! (up to 66.2 with one front end, above 15 in seven runs of eight), from which arming
-//! starts it (up to 47.28, above 10 in seven of eight; and one poll from 0.58 to 98.00 with
-//! two). With the poll 3 ms into the surge (written before
-//! this was known) every bound engaged within 0.1 to 0.61 s, and the jumps were smaller (one
-//! poll from 0.71 to 10.98). No goal is asserted here yet (the table is kept, so that it
-//! moves only when the law or the model does); the goals come with the change that fixes
-//! these, issue 51's item 3: no transition hands the cap more than a poll's growth.
+//! What it said of the law of 16f2a35 (kept beside the default), the surge 0.2 s before a
+//! warm front end's poll as on the node: the model reproduces both faults. The poll that
+//! falls 0.2 s into the surge, the class not yet bounded, took what the front end held
+//! then, the surge's first in flight, for what a flood is measured against: with two front
+//! ends, one of two never engaged its bound in three of eight runs (89 to 324 in flight);
+//! and the cap that poll learnt was the surge's (up to 66.2 with one front end, above 15 in
+//! seven runs of eight), from which arming started it (up to 47.28; and one poll from 0.58
+//! to 98.00 with two).
+//!
+//! The default keeps what the front end held at a poll that finds the node at or below its
+//! operating point only ([`FloodBase::Below`]), and starts the cap at most at its share of
+//! the node at quiet times the point and at what it held then ([`Start::Share`]), not
+//! growing while a flood bound alone holds. The test asserts, of the default: every front
+//! end bounded within 2.5 s of the surge (by its flood bound or the CPU); no cap before
+//! arming above the operating point with the relief (10 on the one-core node); the 5 s after
+//! the first at most twice the warm p99. The first 5 s is reported, not asserted: at 2x on
+//! one core it is below the counting floor (`sim/results/onset-limit.md`).
 
 use std::fmt::Write as _;
 
-use load_core::admission::Law;
+use load_core::admission::{FloodBase, Law, Start};
 use load_sim::kept::keep;
 use load_sim::{Fleet, Model, NodeFacts, Policy, Run, SLOT_US, Scenario, percentile, simulate};
 
@@ -44,6 +49,15 @@ const SURGE: f64 = 19.8;
 /// The run's length, in seconds.
 const SECONDS: f64 = 30.0;
 
+/// The law of 16f2a35, before this test's faults were fixed: a flood measured against what
+/// the front end held at any poll that left its class unbounded, the cap started from the
+/// in-flight count scaled by the node's pool.
+const BEFORE: Law = Law {
+    flood: FloodBase::Quiet,
+    start: Start::Held,
+    ..Law::DEFAULT
+};
+
 /// One front end's surge in one run.
 #[derive(Clone, Copy, Debug)]
 struct Seen {
@@ -55,6 +69,11 @@ struct Seen {
     cap_before: Option<f64>,
     /// The most it held in flight in the surge's first 2 s.
     most: u32,
+    /// The largest factor one poll grew its cap by in the surge's first 10 s, the first
+    /// bounded poll's start over the cap before it apart.
+    growth: f64,
+    /// The most its cap was in the surge's first 10 s.
+    top: f64,
 }
 
 /// What a run of a fleet said.
@@ -70,14 +89,14 @@ fn p99_between(run: &Run, from: f64, until: f64) -> f64 {
     percentile(&run.between(from, until), 0.99) / 1_000.0
 }
 
-fn run(fleet: usize, factor: f64, warm: bool, seed: u64) -> Outcome {
+fn run(law: Law, fleet: usize, factor: f64, warm: bool, seed: u64) -> Outcome {
     let model = Model::ONE_CORE;
     let scenario = Scenario {
         seconds: SECONDS,
         warmup: 0.0,
         seed,
         facts: NodeFacts::MEASURED,
-        ..Scenario::new(model, Policy::Design(Law::DEFAULT), Fleet::equal(fleet))
+        ..Scenario::new(model, Policy::Design(law), Fleet::equal(fleet))
     };
     let one_x = model.one_x();
     let run = simulate(&scenario, |t| {
@@ -95,6 +114,18 @@ fn run(fleet: usize, factor: f64, warm: bool, seed: u64) -> Outcome {
         .map(|i| {
             let polls: Vec<_> = run.polls.iter().filter(|p| p.front_end == i).collect();
             let arming = polls.iter().position(|p| p.t >= SURGE && p.armed);
+            let surge: Vec<_> = polls
+                .iter()
+                .filter(|p| p.t >= SURGE && p.t < SURGE + 10.0)
+                .collect();
+            let first_bounded = surge.iter().position(|p| p.armed || p.flooding);
+            let growth = surge
+                .windows(2)
+                .enumerate()
+                .filter(|(k, _)| Some(k + 1) != first_bounded)
+                .map(|(_, w)| w[1].cap / w[0].cap)
+                .fold(0.0, f64::max);
+            let top = surge.iter().map(|p| p.cap).fold(0.0, f64::max);
             Seen {
                 // Seen by an arrival; if it first engaged before the surge, by the first
                 // poll in the surge that found it engaged.
@@ -116,6 +147,8 @@ fn run(fleet: usize, factor: f64, warm: bool, seed: u64) -> Outcome {
                     .copied()
                     .max()
                     .unwrap_or(0),
+                growth,
+                top,
             }
         })
         .collect();
@@ -133,41 +166,20 @@ fn seconds(at: Option<f64>) -> String {
     at.map_or_else(|| "never".to_owned(), |at| format!("{at:.2} s"))
 }
 
-#[test]
-fn a_surge_after_a_warm_idle_spell_is_kept() {
-    let cases: Vec<(usize, f64, bool, u64)> = FLEETS
-        .iter()
-        .flat_map(|&fleet| {
-            FACTORS.iter().flat_map(move |&factor| {
-                [true, false]
-                    .into_iter()
-                    .flat_map(move |warm| (1..=SEEDS).map(move |seed| (fleet, factor, warm, seed)))
-            })
-        })
-        .collect();
-    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
-        let running: Vec<_> = cases
-            .iter()
-            .map(|&(fleet, factor, warm, seed)| scope.spawn(move || run(fleet, factor, warm, seed)))
-            .collect();
-        running
-            .into_iter()
-            .map(|thread| thread.join().expect("a run"))
-            .collect()
-    });
-    let mut text = format!(
-        "# A surge after a warm, idle spell, in the model\n\n\
-         Written by `LOAD_SIM_WRITE=1 cargo test -p load-sim --test warm_idle`: the one-core \
-         node with the node's facts, the default law; warm: 0.5x until {WARM:.0} s, nothing \
-         until {SURGE:.1} s (0.2 s before a poll), then the surge; fresh: nothing until the surge. Per front end: \
-         when its flood bound first engaged and its class armed (from the surge), the cap \
-         the arming poll left (and the cap before it), the most it held in flight in the \
-         surge's first 2 s. The admitted p99 of the surge's first 5 s and of the 5 s after, \
-         over the warm phase's p99 (0.5x from 2 s; a fresh row uses its seed's warm row's).\n\n\
-         | front ends | surge | start | seed | flood bound | armed | cap before, at arming | most in flight | p99 / warm p99, first 5 s, next 5 s |\n\
-         |---|---|---|---|---|---|---|---|---|\n"
+/// The rows of one law's table, and the goals it missed.
+fn table(
+    law: Law,
+    cases: &[(usize, f64, bool, u64)],
+    outcomes: &[Outcome],
+) -> (String, Vec<String>) {
+    let mut text = String::from(
+        "| front ends | surge | start | seed | flood bound | armed | cap before, at arming | most cap, largest one-poll growth | most in flight | p99 / warm p99, first 5 s, next 5 s |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
     );
-    for (k, (&(fleet, factor, warm, seed), outcome)) in cases.iter().zip(&outcomes).enumerate() {
+    let mut missed = Vec::new();
+    // The operating point with the relief on the one-core node: no front end's cap above it.
+    let point = f64::from(law.target.max(1.0 + law.slack + law.relief));
+    for (k, (&(fleet, factor, warm, seed), outcome)) in cases.iter().zip(outcomes).enumerate() {
         // The warm run of the same fleet, factor and seed: SEEDS rows before a fresh one.
         let quiet = if warm {
             outcome.warm_p99
@@ -183,9 +195,8 @@ fn a_surge_after_a_warm_idle_spell_is_kept() {
                 .join("; ")
         };
         let ratio = |p99: f64| quiet.map_or("-".to_owned(), |q| format!("{:.2}", p99 / q));
-        let _ = writeln!(
-            text,
-            "| {fleet} | {factor}x | {} | {seed} | {} | {} | {} | {} | {}, {} |",
+        let row = format!(
+            "| {fleet} | {factor}x | {} | {seed} | {} | {} | {} | {} | {} | {}, {} |",
             if warm { "warm, idle" } else { "fresh" },
             join(&|s| seconds(s.flood)),
             join(&|s| seconds(s.armed.map(|a| a.0))),
@@ -194,10 +205,94 @@ fn a_surge_after_a_warm_idle_spell_is_kept() {
                 s.cap_before.map_or("-".to_owned(), |c| format!("{c:.2}")),
                 s.armed.map_or("-".to_owned(), |a| format!("{:.2}", a.1))
             )),
+            join(&|s| format!("{:.2}, {:.2}", s.top, s.growth)),
             join(&|s| s.most.to_string()),
             ratio(outcome.p99.0),
             ratio(outcome.p99.1),
         );
+        let _ = writeln!(text, "{row}");
+        for seen in &outcome.front_ends {
+            if seen.flood.is_none() && seen.armed.is_none_or(|a| a.0 > 2.5) {
+                missed.push(format!("a front end unbounded for 2.5 s: {row}"));
+            }
+            if seen.cap_before.is_some_and(|cap| cap > point + 1e-6) {
+                missed.push(format!(
+                    "a cap started above the point with relief, {point}: {row}"
+                ));
+            }
+        }
+        if quiet.is_some_and(|q| outcome.p99.1 > 2.0 * q) {
+            missed.push(format!("the second 5 s above twice the warm p99: {row}"));
+        }
+    }
+    (text, missed)
+}
+
+#[test]
+fn a_surge_after_a_warm_idle_spell_is_bounded_on_every_front_end_from_the_point() {
+    let cases: Vec<(usize, f64, bool, u64)> = FLEETS
+        .iter()
+        .flat_map(|&fleet| {
+            FACTORS.iter().flat_map(move |&factor| {
+                [true, false]
+                    .into_iter()
+                    .flat_map(move |warm| (1..=SEEDS).map(move |seed| (fleet, factor, warm, seed)))
+            })
+        })
+        .collect();
+    let laws = [
+        ("the default", Law::DEFAULT),
+        (
+            "the law of 16f2a35 (the flood against any unbounded poll, the scaled start)",
+            BEFORE,
+        ),
+    ];
+    let outcomes: Vec<Vec<Outcome>> = std::thread::scope(|scope| {
+        let running: Vec<Vec<_>> = laws
+            .iter()
+            .map(|&(_, law)| {
+                cases
+                    .iter()
+                    .map(|&(fleet, factor, warm, seed)| {
+                        scope.spawn(move || run(law, fleet, factor, warm, seed))
+                    })
+                    .collect()
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|law| law.into_iter().map(|t| t.join().expect("a run")).collect())
+            .collect()
+    });
+    let mut text = format!(
+        "# A surge after a warm, idle spell, in the model\n\n\
+         Written by `LOAD_SIM_WRITE=1 cargo test -p load-sim --test warm_idle`: the one-core \
+         node with the node's facts; warm: 0.5x until {WARM:.0} s, nothing \
+         until {SURGE:.1} s (0.2 s before a poll), then the surge; fresh: nothing until the surge. Per front end: \
+         when its flood bound first engaged and its class armed (from the surge), the cap \
+         the arming poll left (and the cap before it), the most its cap was in the surge's \
+         first 10 s and the largest factor one poll grew it by (the start apart), the most it \
+         held in flight in the surge's first 2 s. The admitted p99 of the surge's first 5 s \
+         and of the 5 s after, over the warm phase's p99 (0.5x from 2 s; a fresh row uses its \
+         seed's warm row's). The goals the test asserts of the default: every front end \
+         bounded within 2.5 s (the flood bound or the CPU), no cap before arming above the \
+         operating point with the relief (10 on one core), the second 5 s at most twice the warm p99 (each poll's \
+         growth within the law's bound is the core's property test's: \
+         `no_poll_hands_the_cap_more_than_the_stated_bound`). The first 5 s is reported: at 2x on one core the counting \
+         floor is above 4 (`onset-limit.md`).\n"
+    );
+    let mut missed_by_default = Vec::new();
+    for ((name, law), outcomes) in laws.iter().zip(&outcomes) {
+        let (rows, missed) = table(*law, &cases, outcomes);
+        let _ = write!(text, "\n## {name}: {} goals missed\n\n{rows}", missed.len());
+        if *law == Law::DEFAULT {
+            missed_by_default = missed;
+        }
     }
     keep("warm-idle.md", &text);
+    assert!(
+        missed_by_default.is_empty(),
+        "the default missed:\n{}",
+        missed_by_default.join("\n")
+    );
 }

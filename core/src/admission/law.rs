@@ -110,6 +110,18 @@ pub enum Start {
     /// what the front end holds now (the larger of the mean and the in-flight count),
     /// scaled by the point over the node's load now or on average, whichever is more.
     InFlight,
+    /// As [`Start::InFlight`], but at most the front end's share of the node's load at
+    /// quiet times the operating point, and never above what the front end held at its
+    /// last poll that left its class unbounded (the initial cap before any). The share is its mean in flight over the node's tasks, both on
+    /// average since the poll before, at the last such poll with the node at or below
+    /// the operating point (none yet: the scaled start alone). In a surge the in-flight
+    /// count and the node's pool are the surge's, and the pool sees a front end's
+    /// connections only (16 of its 50 searches in the model), so that scaled by it a warm
+    /// front end's cap started at 31 on a one-core node whose operating point is 4; what
+    /// each front end of a fleet held of the node before the surge is what it holds of
+    /// the surge, as far as a front end alone can tell. With a node's pool, the cap does
+    /// not grow while a flood bound alone holds the class: the bound refuses, not the cap.
+    Share,
 }
 
 /// What the flood bound is measured against: when the in-flight count is a flood, and what
@@ -166,9 +178,11 @@ impl Law {
     /// saturated (93 % or more, smoothed so that a dip does not open the gate at once);
     /// the cap moving by the refused share and the distance from that point alike. At the
     /// onset of an overload the cap starts from what the front end held, scaled to the
-    /// point (with 6 tasks of relief for a front end that refused nothing yet), never from
-    /// the peak a surge made; before the CPU says so, a flood is measured against what the
-    /// front end held at the last poll that left it unbounded.
+    /// point (with 6 tasks of relief for a front end that refused nothing yet), at most
+    /// its share of the node at quiet times that point and a step over what it held then,
+    /// never from the peak a surge made; before the CPU says so, a flood is measured
+    /// against what the front end held at the last poll that left it unbounded with the
+    /// node at or below the point.
     pub const DEFAULT: Law = Law {
         grow: 1.0,
         shrink: 1.0,
@@ -179,12 +193,12 @@ impl Law {
         own_slack: 1.0,
         own_relief: 2.0,
         own_gate: OwnGate::Demand,
-        flood: FloodBase::Quiet,
+        flood: FloodBase::Below,
         watch: Watch::Completions,
         saturated: 93,
         cpu_smoothing: 0.15,
         cpu_gain: [60.0, 5.0],
-        start: Start::Held,
+        start: Start::Share,
     };
 
     /// The law of 92f34e1, not taken: the flood watched at every request

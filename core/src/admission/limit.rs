@@ -272,6 +272,7 @@ impl Limiter {
                 fine: self.fine.load(Ordering::Relaxed),
                 flooding: self.flooding(),
                 span: self.flood.span(),
+                held: self.quiet.load(Ordering::Relaxed),
             };
             let step = self.law.step(&cell.get(), &poll);
             cell.set(step.state);

@@ -70,15 +70,28 @@
 //!   point a cap starts from is 6 tasks higher for a front end that refused nothing since
 //!   the last poll (none at 30 % refused or more): at the onset of a load the node can
 //!   serve, room for the arrivals' variance. No start is above the larger of the scaled
-//!   mean and the ceiling of the mean.
+//!   mean and the ceiling of the mean. Over the point or flooding, a front end with a
+//!   node's pool starts at what it holds now (its mean or its in-flight count, whichever is
+//!   more) scaled by the node's load now or on average, whichever is more, and never above
+//!   its **share of the node at quiet** times the point, nor above what it held then: its
+//!   mean in flight over the node's tasks, both on average, at the last poll that left its
+//!   class unbounded with the node at or below the point. In a surge both the in-flight
+//!   count and the node's pool are the surge's, and the pool sees only a front end's
+//!   connections (16 in the demo): scaled by it, a warmed and then idle front end's cap
+//!   started at 34 on a one-core node whose point is 4 (the node's onset test at 302c148;
+//!   `sim/tests/warm_idle.rs` reproduces it and holds the law to the goals). While a flood
+//!   bound alone holds the class, the cap does not grow: the bound refuses, not the cap,
+//!   and the CPU, a second late, has not seen the surge.
 //! - **A poll without the pool** (a filtering proxy, a node that did not answer in time)
 //!   keeps the law as it was for up to three polls in a row: the cap stays and the poll's
 //!   counts wait for the next poll that has it (before, such a poll discarded them and the
 //!   next rebuilt every front end's cap at the floor of 8, and a fleet's floors added up).
 //! - **Disarmed**, there is no in-flight bound: a burst at light load is never shed. Only a
 //!   **flood** is bounded, measured against what the front end held at its last poll that
-//!   left the class unbounded (the cap, the mean in flight or the recent peak then,
-//!   whichever is more: a surge cannot move it before a poll does): the in-flight count grew
+//!   left the class unbounded with the busiest node at or below the operating point (the
+//!   cap, the mean in flight or the recent peak then, whichever is more: a surge cannot move
+//!   it before a poll does, nor a poll that falls in a surge's first moments, before the
+//!   CPU arms the class): the in-flight count grew
 //!   by more than noise (2 plus a quarter of that) at each of two buckets of 100 ms in a row
 //!   and is above its ceiling, or finds the cluster queueing (the last bucket's mean latency
 //!   at least 8 times the least of the window), while the front end's arrivals surge: beyond

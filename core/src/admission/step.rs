@@ -57,6 +57,10 @@ pub(crate) struct PollState {
     /// The start of the flood bound's span the last poll found ([`Poll::span`]): the
     /// arrivals since are measured from it.
     pub(crate) span: Option<Span>,
+    /// This front end's share of the busiest node's load (its mean in flight over the
+    /// node's tasks, on average since the poll before) at the last poll that left its
+    /// class unbounded with the node at or below the operating point (`None`: none yet).
+    pub(crate) share: Option<f32>,
 }
 
 impl PollState {
@@ -75,6 +79,7 @@ impl PollState {
         demand: None,
         refused_percent: 0,
         span: None,
+        share: None,
     };
 }
 
@@ -116,6 +121,10 @@ pub(crate) struct Poll {
     pub(crate) flooding: bool,
     /// The start of the flood bound's span now (`None`: no look yet).
     pub(crate) span: Option<Span>,
+    /// What the front end held at its last poll that left its class unbounded (the initial
+    /// cap before any), in 1/256ths: what a flood is measured against
+    /// ([`FloodBase::Quiet`]), and the most [`Start::Share`] starts the cap at.
+    pub(crate) held: u32,
 }
 
 /// What a poll changes.
@@ -188,7 +197,8 @@ impl Law {
     ///    the next such poll (the arrivals also without a pool), if the busiest node is at
     ///    or below the operating point on average and now ([`FloodBase::Below`]: a poll
     ///    before the CPU armed a surge finds the node queueing, and keeps what the front
-    ///    end held before it).
+    ///    end held before it). Such a poll with a node's pool also takes the front end's
+    ///    share of the node: its mean in flight over the node's tasks, both on average.
     /// 4. The error: the load per core over the operating point, within the CPU's
     ///    ([`Law::error`]).
     /// 5. A flood bound over a node below the operating point, on average and now, is
@@ -203,11 +213,15 @@ impl Law {
     ///    what is in flight or of the recent peak; otherwise at the larger of that and the
     ///    ceiling of the mean, within the ceiling of the cap or of the recent peak. No
     ///    start is above the larger of the scaled mean and the ceiling of the mean: a
-    ///    surge's peak only bounds it.
+    ///    surge's peak only bounds it. With [`Start::Share`] (the default) the start over
+    ///    the point or flooding is from what it holds now, scaled by the node's load now
+    ///    or on average, whichever is more, and at most the front end's share of the node
+    ///    at its last quiet poll (taken in 3) times the point, and what it held then.
     /// 7. A front end with no demand since the last poll keeps its cap.
     /// 8. Otherwise the cap moves by [`Law::factor`]: not down while a backlog above the
     ///    ceiling of the cap drains; not up beyond the ceiling of what is in flight or of
-    ///    the recent peak; never below [`MIN_FINE`].
+    ///    the recent peak, nor (with [`Start::Share`] and a node's pool) while a flood
+    ///    bound alone holds the class; never below [`MIN_FINE`].
     pub(crate) fn step(&self, before: &PollState, poll: &Poll) -> Step {
         let mut state = *before;
         // The arrivals per bucket since the last poll's span start, over the time without
@@ -378,6 +392,14 @@ impl Law {
             quiet
         };
 
+        // This front end's share of the node at quiet: taken at a poll that leaves the
+        // class unbounded below the point, from a node's pool with tasks on it.
+        if !bounded && below && poll.pool.is_some() && load > 0.0 && poll.mean_fine > 0 {
+            let tasks = load * f64::from(pool.cores());
+            let share = f64::from(poll.mean_fine) / 256.0 / tasks;
+            state.share = Some(share.min(1.0) as f32);
+        }
+
         // 3. Unbounded.
         if !bounded {
             return Step {
@@ -423,7 +445,7 @@ impl Law {
                 Start::Scaled if over || poll.flooding => Some(scaled()),
                 Start::Scaled => Some(room),
                 Start::Held if over || poll.flooding => Some(scaled()),
-                Start::InFlight if over || poll.flooding => {
+                Start::InFlight | Start::Share if over || poll.flooding => {
                     // What it holds now, scaled by the point over the node's load now or
                     // on average, whichever is more: in a surge the mean, learnt from
                     // completions the node's queue delays, is not yet the surge's.
@@ -433,10 +455,27 @@ impl Law {
                     let scaled = f64::from(holds) * start_target / load.max(load_now).max(1e-3);
                     Some((scaled.min(f64::from(most)) as u32).max(MIN_FINE))
                 }
-                Start::Held | Start::InFlight => {
+                Start::Held | Start::InFlight | Start::Share => {
                     let held = ceiling(poll.mean_fine.div_ceil(256).max(1)).saturating_mul(256);
                     Some(scaled().max(held).min(room))
                 }
+            };
+            // Over the point and saturated, or flooding, at most its share of the node at
+            // quiet times the point, and what it held at quiet: its in-flight count and peak
+            // are the surge's (below the point the start has room already, within the
+            // ceiling of its mean). Not on a machine's own load, whose pool is the front
+            // end's own in-flight count: no share to take, and the demand, not the CPU a
+            // second late, arms it.
+            let fine = match law.start {
+                Start::Share if poll.pool.is_some() && (over || poll.flooding) => {
+                    fine.map(|fine| {
+                        let point = start_target * f64::from(pool.cores()) * 256.0;
+                        let share = before.share.map_or(f64::INFINITY, f64::from);
+                        let most = f64::from(poll.held).min(share * point);
+                        f64::from(fine).min(most).max(f64::from(MIN_FINE)) as u32
+                    })
+                }
+                _ => fine,
             };
             return Step {
                 state,
@@ -455,6 +494,11 @@ impl Law {
 
         // 8. The cap moves.
         let mut factor = law.factor(refused, error, load);
+        if flooding && !poll.armed && law.start == Start::Share && poll.pool.is_some() {
+            // The flood bound refuses, not the cap: its refused share says nothing of the
+            // cap's room, and the node's CPU, a second late, says nothing of the surge yet.
+            factor = factor.min(1.0);
+        }
         if factor < 1.0 && poll.in_flight > ceiling((fine >> 8).max(1)) {
             // More in flight than the cap admits: a backlog draining, which a smaller cap
             // would not drain faster.

@@ -23,6 +23,15 @@ const MOVES: Law = Law {
     ..Law::DEFAULT
 };
 
+/// The law of 67b5c01 to 16f2a35: a flood measured against what the front end held at any
+/// poll that left its class unbounded, the cap started from the mean in flight scaled by
+/// the node's pool.
+const HELD: Law = Law {
+    flood: FloodBase::Quiet,
+    start: Start::Held,
+    ..Law::DEFAULT
+};
+
 /// A one-core node (two threads) with `load_milli` tasks per core on average since the
 /// last poll, and as many now.
 fn node(load_milli: u32) -> Option<SearchPool> {
@@ -47,6 +56,7 @@ fn poll(armed: bool, cpu: u8, pool: Option<SearchPool>, fine: u32) -> Poll {
         fine,
         flooding: false,
         span: None,
+        held: 8 * 256,
     }
 }
 
@@ -249,14 +259,14 @@ fn over_the_point_the_cap_starts_scaled_to_it() {
         ..poll(true, 99, node(6_000), 40 * 256)
     };
     // A front end that refused 30 % of its demand or more: the point is 4 tasks, no relief.
-    let (_, steps) = run_with(&Law::DEFAULT, &[refusing(armed)]);
+    let (_, steps) = run_with(&HELD, &[refusing(armed)]);
     // 9 x 4 / 6 = 6 requests.
     assert_eq!(steps[0].fine, Some(6 * 256));
     // From what it holds now (the law of 92f34e1): max(9, 12) x 4 / 6 = 8.
     let (_, steps) = run_with(&Law::ARRIVALS, &[refusing(armed)]);
     assert_eq!(steps[0].fine, Some(8 * 256));
     // One that refused nothing yet starts with the relief: the point is 4 + 6 tasks.
-    let (_, steps) = run_with(&Law::DEFAULT, &[armed]);
+    let (_, steps) = run_with(&HELD, &[armed]);
     // 6 tasks is below the point of 10: room from what it held, the ceiling of 9 (31),
     // above 9 x 10 / 6 = 15.
     assert_eq!(steps[0].fine, Some(31 * 256));
@@ -265,7 +275,7 @@ fn over_the_point_the_cap_starts_scaled_to_it() {
     // Two front ends of a fleet scale by the same factor: their sum starts at the point.
     let start = |mean: u32| {
         let (_, steps) = run_with(
-            &Law::DEFAULT,
+            &HELD,
             &[Poll {
                 mean_fine: mean * 256,
                 peak: 100,
@@ -277,7 +287,7 @@ fn over_the_point_the_cap_starts_scaled_to_it() {
     assert_eq!((start(10), start(30)), (5 * 256, 15 * 256));
     // Never beyond the ceiling of what is in flight or of the peak, never under an eighth.
     let (_, steps) = run_with(
-        &Law::DEFAULT,
+        &HELD,
         &[Poll {
             mean_fine: 100 * 256,
             peak: 1,
@@ -285,10 +295,7 @@ fn over_the_point_the_cap_starts_scaled_to_it() {
         }],
     );
     assert_eq!(steps[0].fine, Some(ceiling(1) * 256));
-    let (_, steps) = run_with(
-        &Law::DEFAULT,
-        &[refusing(poll(true, 99, node(5_000), 50 * 256))],
-    );
+    let (_, steps) = run_with(&HELD, &[refusing(poll(true, 99, node(5_000), 50 * 256))]);
     assert_eq!(steps[0].fine, Some(MIN_FINE));
 }
 
@@ -304,7 +311,7 @@ fn a_flood_at_arming_hands_on_the_scaled_cap() {
         in_flight: 6,
         ..refusing(poll(true, 60, node(8_000), 40 * 256))
     };
-    let (_, steps) = run_with(&Law::DEFAULT, &[flood]);
+    let (_, steps) = run_with(&HELD, &[flood]);
     // max(12, 6) x 4 / 8 = 6.
     assert_eq!(steps[0].fine, Some(6 * 256));
     assert!(!steps[0].release);
@@ -315,7 +322,7 @@ fn a_flood_at_arming_hands_on_the_scaled_cap() {
         mean_fine: 0,
         ..flood
     };
-    let (_, steps) = run_with(&Law::DEFAULT, &[surge]);
+    let (_, steps) = run_with(&HELD, &[surge]);
     assert_eq!(steps[0].fine, Some(MIN_FINE));
     let (_, steps) = run_with(&Law::ARRIVALS, &[surge]);
     assert_eq!(steps[0].fine, Some(3 * 256));
@@ -329,7 +336,7 @@ fn a_flood_at_arming_hands_on_the_scaled_cap() {
 fn below_the_point_the_cap_starts_with_room_from_what_was_held() {
     for (cpu, load) in [(99, 3_000), (50, 9_000)] {
         let (_, steps) = run_with(
-            &Law::DEFAULT,
+            &HELD,
             &[Poll {
                 peak: 12,
                 mean_fine: 2 * 256,
@@ -341,7 +348,7 @@ fn below_the_point_the_cap_starts_with_room_from_what_was_held() {
     }
     // A surge's peak of 90 does not seed it.
     let (_, steps) = run_with(
-        &Law::DEFAULT,
+        &HELD,
         &[Poll {
             peak: 90,
             in_flight: 60,
@@ -352,7 +359,7 @@ fn below_the_point_the_cap_starts_with_room_from_what_was_held() {
     assert_eq!(steps[0].fine, Some(10 * 256));
     // The ceiling of the cap or of the peak bounds it: 20 x 10 / 3 = 66, ceiling(4) = 17.
     let (_, steps) = run_with(
-        &Law::DEFAULT,
+        &HELD,
         &[Poll {
             peak: 3,
             mean_fine: 20 * 256,
@@ -434,6 +441,8 @@ proptest::proptest! {
         peak in 0u32..500,
         mean_fine in 0u32..200 * 256,
         fine in 32u32..100 * 256,
+        held in 0u32..100 * 256,
+        share in proptest::option::of(0.0f32..=1.0),
         smoothed in proptest::option::of(0u32..100_000),
         spans in (
             proptest::option::of(proptest::prelude::any::<(u32, u32, u32)>()),
@@ -454,6 +463,7 @@ proptest::proptest! {
             demand: None,
             refused_percent: 0,
             span: None,
+            share,
         };
         let (active, queue, active_milli, queue_milli) = pool;
         let pool = SearchPool::new(threads, active.min(threads), queue)
@@ -471,15 +481,25 @@ proptest::proptest! {
             fine,
             flooding,
             span: spans.1.map(|(ms, arrived, quiet_ms)| Span { ms, arrived, quiet_ms }),
+            held,
         };
         let before = PollState {
             span: spans.0.map(|(ms, arrived, quiet_ms)| Span { ms, arrived, quiet_ms }),
             ..before
         };
-        for law in [Law::DEFAULT, Law::ARRIVALS] {
+        for law in [Law::DEFAULT, Law::ARRIVALS, HELD] {
             let step = law.step(&before, &poll);
             if let Some(next) = step.fine {
                 let most = most_handed(&before, &poll, &step);
+                if law.start == Start::Share && poll.flooding && (!before.bounded || step.release) {
+                    // A start in a flood: at most what the front end held at quiet.
+                    let most = f64::from(held).max(f64::from(MIN_FINE)) + 1.0;
+                    proptest::prop_assert!(
+                        f64::from(next) <= most,
+                        "a start of {} > {most}: {before:?} {poll:?}",
+                        next
+                    );
+                }
                 proptest::prop_assert!(
                     f64::from(next) <= most,
                     "{} > {most}: {law:?} {before:?} {poll:?}",
@@ -507,7 +527,79 @@ fn a_poll_that_finds_the_node_queueing_keeps_the_quiet_base() {
     let (_, steps) = run_with(&below, &[unbounded(node(30_000))]);
     assert_eq!(steps[0].quiet, None, "the node queues 30 tasks: a surge's");
     let (_, steps) = run_with(&Law::DEFAULT, &[unbounded(node(30_000))]);
-    assert_eq!(steps[0].quiet, Some(40 * 256), "the default takes it");
+    assert_eq!(steps[0].quiet, None, "the default keeps it too");
+    let (_, steps) = run_with(&HELD, &[unbounded(node(30_000))]);
+    assert_eq!(steps[0].quiet, Some(40 * 256), "the law of 16f2a35 took it");
+}
+
+/// The default's start ([`Start::Share`]): a front end's share of the node at its last
+/// quiet poll times the operating point, within what it held then; without a share (a
+/// fresh front end), the scaled start within what it held (the initial cap).
+#[test]
+fn the_cap_starts_at_the_share_of_the_point_the_front_end_held_at_quiet() {
+    // At quiet: half a request in flight on average, the node one task on average.
+    let quiet = Poll {
+        mean_fine: 128,
+        ..poll(false, 40, node(1_000), 8 * 256)
+    };
+    // The surge, armed and saturated: 50 in flight, the node's pool 16 (its connections).
+    let surge = Poll {
+        in_flight: 50,
+        peak: 50,
+        mean_fine: 20 * 256,
+        ..refusing(poll(true, 99, node(16_000), 8 * 256))
+    };
+    let (state, steps) = run_with(&Law::DEFAULT, &[quiet]);
+    assert_eq!(state.share, Some(0.5));
+    assert_eq!(steps[0].fine, None);
+    // 0.5 x 4 tasks (no relief: it refused 30 %) = 2, below 50 x 4 / 16 and 8.
+    let (_, steps) = run_with(&Law::DEFAULT, &[quiet, surge]);
+    assert_eq!(steps[1].fine, Some(2 * 256));
+    // One that refused nothing yet: 0.5 x 10 tasks = 5.
+    let unrefused = Poll {
+        completed: 10,
+        refused: 0,
+        ..surge
+    };
+    let (_, steps) = run_with(&Law::DEFAULT, &[quiet, unrefused]);
+    assert_eq!(steps[1].fine, Some(5 * 256));
+    // Fresh: min(max(20, 50) x 4 / 16, 8) = 8, what it held (the initial cap); the law of
+    // 16f2a35 started at 20 x 4 / 16 = 5 from the mean, and from the surge's 50 in flight
+    // (the law of 92f34e1) at 12.5.
+    let (_, steps) = run_with(&Law::DEFAULT, &[surge]);
+    assert_eq!(steps[0].fine, Some(8 * 256));
+    let (_, steps) = run_with(&Law::ARRIVALS, &[surge]);
+    assert_eq!(steps[0].fine, Some(12 * 256 + 128));
+    // A poll that finds the node over the point takes no share: the surge's is not quiet.
+    let (state, _) = run_with(
+        &Law::DEFAULT,
+        &[Poll {
+            mean_fine: 40 * 256,
+            ..poll(false, 40, node(30_000), 8 * 256)
+        }],
+    );
+    assert_eq!(state.share, None);
+}
+
+/// While only a flood bound holds (the class not armed), the cap does not grow: the bound
+/// refuses, not the cap, and the CPU, a second late, has not seen the surge.
+#[test]
+fn a_flood_bound_alone_does_not_grow_the_cap() {
+    // The k-th poll, 30 % of the demand refused since the last.
+    let flood = |k: u32| Poll {
+        flooding: true,
+        in_flight: 30,
+        peak: 40,
+        mean_fine: 6 * 256,
+        completed: 7 * k,
+        refused: 3 * k,
+        ..poll(false, 20, node(16_000), 8 * 256)
+    };
+    let (_, steps) = run_with(&Law::DEFAULT, &[flood(1), flood(2)]);
+    let start = steps[0].fine.expect("a start");
+    assert_eq!(steps[1].fine, Some(start), "held where it started");
+    let (_, steps) = run_with(&HELD, &[flood(1), flood(2)]);
+    assert!(steps[1].fine > steps[0].fine, "the law of 16f2a35 grew it");
 }
 
 /// A machine's own load as a pool: its CPUs come back from the pool's threads, at most one

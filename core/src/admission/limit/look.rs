@@ -37,8 +37,8 @@ impl Limiter {
     }
 
     /// The flood bound's look at the in-flight count, in the bucket `epoch`: a flood, while
-    /// not capped ([`Flood::observe`]), is an in-flight count that grew at each of the last
-    /// [`super::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the ceiling
+    /// not capped ([`crate::admission::flood::Flood::observe`]), is an in-flight count that grew at each of the last
+    /// [`crate::admission::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the ceiling
     /// of what the front end held at the last poll that left it unbounded (a surge cannot
     /// move it before a poll does; with [`FloodBase::Below`], only a poll that finds the
     /// busiest node at or below its operating point) or finds the cluster queueing (the
