@@ -38,6 +38,11 @@ case "${1:-}" in
   "") ;;
   *) echo "usage: $0 [--short | --onset | --smoke]" >&2; exit 2 ;;
 esac
+# Checked before anything is built or started.
+if [[ -n "${LOAD_ONE_X:-}" && ! "$LOAD_ONE_X" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
+  echo "LOAD_ONE_X=$LOAD_ONE_X: not a rate in searches a second (for example LOAD_ONE_X=171)" >&2
+  exit 2
+fi
 
 # Where cargo puts the binaries: CARGO_TARGET_DIR or a cargo config may move it.
 target_dir="$(.ci/target-dir)"
@@ -103,7 +108,6 @@ for workload in $workloads; do
   rate=()
   if [[ -n "${LOAD_ONE_X:-}" ]]; then
     # A given 1x (searches a second), no ladder: two laws compared on the same rate.
-    [[ "$LOAD_ONE_X" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "LOAD_ONE_X=$LOAD_ONE_X: not a rate in searches a second" >&2; exit 2; }
     rate=(--rate "$LOAD_ONE_X")
   elif [[ " ${LOAD_FRONT_ENDS:-1 2} " != *" 1 "* ]]; then
     single="$out/$workload-1fe/$results"
