@@ -121,9 +121,10 @@ pub(crate) struct Poll {
     pub(crate) flooding: bool,
     /// The start of the flood bound's span now (`None`: no look yet).
     pub(crate) span: Option<Span>,
-    /// What the front end held at its last poll that left its class unbounded (the initial
-    /// cap before any), in 1/256ths: what a flood is measured against
-    /// ([`FloodBase::Quiet`]), and the most [`Start::Share`] starts the cap at.
+    /// What the front end held at its last poll that left its class unbounded (with
+    /// [`FloodBase::Below`], one that found the node at or below its operating point; the
+    /// initial cap before any), in 1/256ths: what a flood is measured against, and the
+    /// most [`Start::Share`] starts the cap at.
     pub(crate) held: u32,
 }
 
