@@ -1347,6 +1347,8 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                 }
             }
             Event::Poll { front_end } => {
+                // Sent, as the monitor says it is (the model answers it at once).
+                sinks[front_end].on_poll_sent(clocks[front_end].now());
                 // Every node reports its CPU as `facts.cpu` says; the poll keeps the busiest.
                 // The most loaded search pool (running and waiting tasks per thread) is read
                 // at this instant.

@@ -180,6 +180,64 @@ fn the_flood_bound_holds_until_a_poll_can_arm_the_class() {
     }
 }
 
+/// A fresh front end's first poll goes out with its first request, a surge's. On the node
+/// its answer came about 0.2 s later, behind the surge's own connections, with a pool from
+/// before the surge: weighed against what the front end held by then (the surge's peak in
+/// flight), that poll took the surge for what the front end holds at quiet, and the cap
+/// started from it when the flood bound engaged (15.71, where the node's point is 4).
+/// Weighed against what it held when the poll was sent, the start is at most the initial
+/// cap. Returns the cap, in hundredths, after the first bounded poll, with the poll marked
+/// as sent or not, and the in-flight count the flood bound engaged at.
+fn start_after_a_late_first_answer(marked: bool) -> (u32, u32) {
+    let clock = ManualClock::new(Instant::from_secs(1_000));
+    let control = limit_mode(Duration::from_secs(1));
+    if marked {
+        control.poll_sent();
+    }
+    // The surge at about twice what the node serves: 7 arrive every 20 ms, 3 answered.
+    let mut held = Vec::new();
+    let mut surge = |ms: u64| {
+        for _ in 0..ms / 20 {
+            for _ in 0..7 {
+                if let Admission::Admitted(permit) = control.admit("/search?q=x", &clock) {
+                    held.push(permit);
+                }
+            }
+            clock.advance(Duration::from_millis(20));
+            for _ in 0..3 {
+                held.pop();
+            }
+        }
+    };
+    surge(200);
+    // The answer: the pool from before the surge, one task running, one waiting.
+    poll(&control, &clock, 6, Some(SearchPool::new(2, 1, 1)));
+    // A second later the node is saturated, at three times its point.
+    surge(1_000);
+    poll(&control, &clock, 99, Some(pool(3.0 * POINT)));
+    let admission = control.admission();
+    (admission.cap_hundredths, admission.flood_engaged_at)
+}
+
+#[test]
+fn a_poll_answered_late_in_a_surge_is_weighed_against_what_was_held_when_sent() {
+    // Unmarked, the path the node showed: the start and the flood bound from the surge.
+    let (late, late_flood) = start_after_a_late_first_answer(false);
+    assert!(
+        late > 800,
+        "the late answer took the surge for what was held: {late}"
+    );
+    let (sent, flood) = start_after_a_late_first_answer(true);
+    assert!(
+        sent <= 800,
+        "weighed against what was held when sent, the cap started at {sent} hundredths"
+    );
+    assert!(
+        flood < late_flood,
+        "the flood bound engaged at {flood} in flight, unmarked at {late_flood}"
+    );
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
 

@@ -12,7 +12,7 @@ use super::cap;
 use super::count::Counts;
 use super::flood::Flood;
 use super::law::{Law, Watch};
-use super::step::{Poll, PollState};
+use super::step::{Poll, PollState, Sent};
 use super::window::Window;
 use crate::Instant;
 use crate::atomic::{AtomicU32, Ordering};
@@ -245,6 +245,25 @@ impl Limiter {
     /// flight.
     pub(crate) fn abandon(&self) -> bool {
         self.counts.abandon()
+    }
+
+    /// A poll is sent: what the front end holds now is what its answer's pool is weighed
+    /// against ([`super::step::Sent`]), under the poll's lock.
+    pub(crate) fn poll_sent(&self) {
+        let sent = Sent {
+            holds: Sent::holds(
+                self.fine.load(Ordering::Relaxed),
+                self.mean.load(Ordering::Relaxed),
+                self.peak.load(Ordering::Relaxed),
+            ),
+            mean_fine: self.mean.load(Ordering::Relaxed),
+        };
+        self.poll.lock(|cell| {
+            cell.set(PollState {
+                sent: Some(sent),
+                ..cell.get()
+            });
+        });
     }
 
     /// A poll: the busiest node's CPU, its search pool (`None`: the poll did not report

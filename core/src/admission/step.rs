@@ -61,6 +61,28 @@ pub(crate) struct PollState {
     /// node's tasks, on average since the poll before) at the last poll that left its
     /// class unbounded with the node at or below the operating point (`None`: none yet).
     pub(crate) share: Option<f32>,
+    /// What the front end held when the poll now answering was sent (`None`: the monitor
+    /// did not say it sent one, or the last answer took it).
+    pub(crate) sent: Option<Sent>,
+}
+
+/// What the front end held when a poll was sent ([`PollState::sent`]): a node reads its
+/// stats about then, and its answer may come late (in a surge on a fresh front end, behind
+/// the surge's own connections), when what the front end holds is the surge's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sent {
+    /// The cap, the mean in flight or the recent peak, whichever is more, in 1/256ths.
+    pub(crate) holds: u32,
+    /// The requests in flight on average over the second before, in 1/256ths.
+    pub(crate) mean_fine: u32,
+}
+
+impl Sent {
+    /// What a front end holds with the cap `fine`, `mean_fine` in flight on average and a
+    /// recent peak of `peak`: the cap, the mean or the peak, whichever is more.
+    pub(crate) fn holds(fine: u32, mean_fine: u32, peak: u32) -> u32 {
+        fine.max(mean_fine).max(peak.saturating_mul(256))
+    }
 }
 
 impl PollState {
@@ -80,6 +102,7 @@ impl PollState {
         refused_percent: 0,
         span: None,
         share: None,
+        sent: None,
     };
 }
 
@@ -192,14 +215,17 @@ impl Law {
     ///    learns the cap from completions alone (the poll takes the counts, and the cap is
     ///    left to the window).
     /// 3. Unbounded (disarmed, no flood), the cap is the window's, and what the front end
-    ///    holds (that cap, the mean in flight or the recent peak, whichever is more) and
+    ///    holds (that cap, the mean in flight or the recent peak, whichever is more; with a
+    ///    node's pool, when the poll was sent if the monitor said so, [`PollState::sent`]:
+    ///    the node read its pool about then, and a late answer finds a surge's) and
     ///    the arrivals per bucket it receives (over the time without quiet spells) are
     ///    what a flood is measured against until
     ///    the next such poll (the arrivals also without a pool), if the busiest node is at
     ///    or below the operating point on average and now ([`FloodBase::Below`]: a poll
     ///    before the CPU armed a surge finds the node queueing, and keeps what the front
     ///    end held before it). Such a poll with a node's pool also takes the front end's
-    ///    share of the node: its mean in flight over the node's tasks, both on average.
+    ///    share of the node: its mean in flight (when the poll was sent, as above) over
+    ///    the node's tasks, both on average.
     /// 4. The error: the load per core over the operating point, within the CPU's
     ///    ([`Law::error`]).
     /// 5. A flood bound over a node below the operating point, on average and now, is
@@ -225,6 +251,13 @@ impl Law {
     ///    bound alone holds the class; never below [`MIN_FINE`].
     pub(crate) fn step(&self, before: &PollState, poll: &Poll) -> Step {
         let mut state = *before;
+        // What the front end held when this poll was sent, if the monitor said so and the
+        // answer is a node's pool (read at about that time); else what it holds now.
+        state.sent = None;
+        let sent = before.sent.filter(|_| poll.pool.is_some()).unwrap_or(Sent {
+            holds: Sent::holds(poll.fine, poll.mean_fine, poll.peak),
+            mean_fine: poll.mean_fine,
+        });
         // The arrivals per bucket since the last poll's span start, over the time without
         // quiet spells between them, at least half a bucket of it (else the start stays,
         // and the next poll measures from it).
@@ -256,12 +289,8 @@ impl Law {
             rate: None,
         };
         // What the front end holds, for a poll that leaves its class unbounded: the cap,
-        // the mean in flight or the recent peak, whichever is more.
-        let quiet = (self.flood != FloodBase::Now).then(|| {
-            poll.fine
-                .max(poll.mean_fine)
-                .max(poll.peak.saturating_mul(256))
-        });
+        // the mean in flight or the recent peak, whichever is more, when the poll was sent.
+        let quiet = (self.flood != FloodBase::Now).then_some(sent.holds);
 
         // 1. The CPU.
         let smoothed = before
@@ -395,9 +424,9 @@ impl Law {
 
         // This front end's share of the node at quiet: taken at a poll that leaves the
         // class unbounded below the point, from a node's pool with tasks on it.
-        if !bounded && below && poll.pool.is_some() && load > 0.0 && poll.mean_fine > 0 {
+        if !bounded && below && poll.pool.is_some() && load > 0.0 && sent.mean_fine > 0 {
             let tasks = load * f64::from(pool.cores());
-            let share = f64::from(poll.mean_fine) / 256.0 / tasks;
+            let share = f64::from(sent.mean_fine) / 256.0 / tasks;
             state.share = Some(share.min(1.0) as f32);
         }
 

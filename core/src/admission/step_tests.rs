@@ -443,6 +443,7 @@ proptest::proptest! {
         fine in 32u32..100 * 256,
         held in 0u32..100 * 256,
         share in proptest::option::of(0.0f32..=1.0),
+        sent in proptest::option::of((0u32..200 * 256, 0u32..200 * 256)),
         smoothed in proptest::option::of(0u32..100_000),
         spans in (
             proptest::option::of(proptest::prelude::any::<(u32, u32, u32)>()),
@@ -464,6 +465,7 @@ proptest::proptest! {
             refused_percent: 0,
             span: None,
             share,
+            sent: sent.map(|(holds, mean_fine)| Sent { holds, mean_fine }),
         };
         let (active, queue, active_milli, queue_milli) = pool;
         let pool = SearchPool::new(threads, active.min(threads), queue)
@@ -579,6 +581,47 @@ fn the_cap_starts_at_the_share_of_the_point_the_front_end_held_at_quiet() {
         }],
     );
     assert_eq!(state.share, None);
+}
+
+/// A poll answered late (a fresh front end's first, behind a surge's connections) brings a
+/// pool the node read about when it was sent: what the front end held and its share are
+/// taken from then, not from the surge its answer found. Without a node's pool (a
+/// machine's own load, read at the answer) they are what it holds at the answer.
+#[test]
+fn what_was_held_is_taken_when_the_poll_was_sent() {
+    let before = PollState {
+        sent: Some(Sent {
+            holds: 8 * 256,
+            mean_fine: 128,
+        }),
+        ..PollState::NEW
+    };
+    let answered = Poll {
+        in_flight: 40,
+        peak: 40,
+        mean_fine: 20 * 256,
+        ..poll(false, 6, node(1_000), 8 * 256)
+    };
+    let step = Law::DEFAULT.step(&before, &answered);
+    assert_eq!(step.quiet, Some(8 * 256));
+    assert_eq!(step.state.share, Some(0.5), "0.5 in flight over one task");
+    assert_eq!(step.state.sent, None, "the answer takes it");
+    // Unmarked: the surge's.
+    let step = Law::DEFAULT.step(&PollState::NEW, &answered);
+    assert_eq!(step.quiet, Some(40 * 256));
+    assert_eq!(step.state.share, Some(1.0));
+    // On a machine's own load (four cores, one request in flight, a recent peak of 2):
+    // what it holds at the answer.
+    let own = Poll {
+        pool: None,
+        own_cores: Some(4),
+        in_flight: 1,
+        peak: 2,
+        mean_fine: 256,
+        ..poll(false, 6, None, 256)
+    };
+    let step = Law::DEFAULT.step(&before, &own);
+    assert_eq!(step.quiet, Some(2 * 256));
 }
 
 /// While only a flood bound holds (the class not armed), the cap does not grow: the bound

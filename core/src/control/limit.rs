@@ -205,6 +205,34 @@ impl LoadControl {
         self.observe_load(pool, None);
     }
 
+    /// Marks a poll of the cluster as sent, for the limit mode's fleet law: a node reads
+    /// its stats about when the request reaches it, and the answer may come late (in a
+    /// surge on a fresh front end, behind the surge's own connections), when what this
+    /// front end holds is already the surge's. What it held at this call is what the
+    /// answer's pool is weighed against ([`LoadControl::observe_pool`]). Call it as the
+    /// request for the stats goes out; [`crate::monitor::run`] does, through
+    /// [`crate::monitor::Sink::on_poll_sent`]. Without it, the answer is weighed against
+    /// what the front end holds when it arrives. Nothing happens in Fess's mode.
+    ///
+    /// ```
+    /// use load_core::node_stats::SearchPool;
+    /// use load_core::{AdmissionMode, ControlConfig, CpuPercent, Instant, LoadControl, Outcome};
+    ///
+    /// let mut config = ControlConfig::new();
+    /// config.admission = AdmissionMode::Limit;
+    /// let control = LoadControl::from_config(&config);
+    /// control.poll_sent();
+    /// // ... the node's stats arrive ...
+    /// let _ = control.update(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(20)));
+    /// control.observe_pool(Some(SearchPool::new(13, 1, 0)));
+    /// assert!(!control.admission().flooding);
+    /// ```
+    pub fn poll_sent(&self) {
+        if self.word().limit() {
+            self.limiter.poll_sent();
+        }
+    }
+
     /// [`LoadControl::observe_pool`] with what a machine's sample says of itself: with
     /// `own_cores` ([`crate::CpuSample::own_cores`]: the CPU is this front end's own, over
     /// that many CPUs) and no pool, the law reads this front end's requests in flight as

@@ -92,6 +92,8 @@ pub fn start_delay(window: Duration, seed: u64) -> Duration {
 ///   starts as soon as the overrunning poll ends, and the rate continues from there): there
 ///   is never more than one poll in flight, and the period does not drift by the poll's
 ///   duration as Fess's does.
+/// - **Each poll** tells the sink it is sent ([`Sink::on_poll_sent`]) before the source's
+///   request, and hands it the outcome when it completes ([`handle_outcome`]).
 /// - **Failures** go through `failures` ([`FailureCounter`]): the sink records the failure
 ///   ([`crate::Outcome::Failed`] to [`Sink::on_outcome`]), and `Failed to get <source> CPU stats: <cause>` is logged at
 ///   WARN for failures 1 to 3 of a streak, at DEBUG after. A success ends the streak and
@@ -133,6 +135,7 @@ pub async fn run<S, K, C, Z>(
     let mut next_start = clock.now();
     while !stop.is_requested() {
         let outcome = {
+            sink.on_poll_sent(clock.now());
             let poll = pin!(source.sample());
             match select(poll, pin!(stop.wait())).await {
                 Either::Left((outcome, _)) => outcome,
@@ -269,6 +272,59 @@ mod tests {
         assert!(
             deciles.iter().all(|&n| (850..=1150).contains(&n)),
             "{deciles:?}"
+        );
+    }
+
+    /// A sink that writes down, at each call, what it was told and when.
+    struct Told<'a>(&'a Mutex<Vec<(&'static str, u64)>>);
+
+    impl Sink for Told<'_> {
+        const NAME: &'static str = "told";
+        const SOURCE: &'static str = "told";
+
+        fn on_outcome(&self, now: Instant, _outcome: crate::Outcome) {
+            self.0.lock().unwrap().push(("outcome", now.as_millis()));
+        }
+
+        fn on_poll_sent(&self, now: Instant) {
+            self.0.lock().unwrap().push(("sent", now.as_millis()));
+        }
+    }
+
+    #[test]
+    fn the_sink_hears_each_poll_sent_before_its_request_and_its_outcome_after() {
+        let clock = ManualClock::new(Instant::ZERO);
+        let stop = Stop::new();
+        let starts = Mutex::new(Vec::new());
+        let told = Mutex::new(Vec::new());
+        let source = Timed {
+            clock: &clock,
+            starts: &starts,
+            cost: Duration::from_millis(200),
+            stop_after: 2,
+            stop: &stop,
+        };
+        futures::executor::block_on(run(
+            source,
+            &Told(&told),
+            &FailureCounter::new(),
+            Schedule {
+                interval: Duration::from_millis(1000),
+                clock: &clock,
+                sleep: &clock,
+                stop: &stop,
+                start_delay: Duration::ZERO,
+            },
+        ));
+        assert_eq!(starts.into_inner().unwrap(), [0, 1000]);
+        assert_eq!(
+            told.into_inner().unwrap(),
+            [
+                ("sent", 0),
+                ("outcome", 200),
+                ("sent", 1000),
+                ("outcome", 1200)
+            ]
         );
     }
 

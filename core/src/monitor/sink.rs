@@ -52,6 +52,13 @@ pub trait Sink {
         self.on_outcome(now, Outcome::Sample(sample.cpu));
     }
 
+    /// Called as a poll is sent, before the source's request: what the sink weighs the
+    /// poll's answer against may be what it held then (the node reads its stats about
+    /// then, and the answer may come late). The default does nothing.
+    fn on_poll_sent(&self, now: Instant) {
+        let _ = now;
+    }
+
     /// Sees the error of a failed poll, before [`Sink::on_outcome`] takes the failure;
     /// the default ignores it.
     fn on_error(&self, now: Instant, error: &SourceError) {
@@ -151,6 +158,10 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
                 flooding: admission.flooding,
             });
         }
+    }
+
+    fn on_poll_sent(&self, _now: Instant) {
+        self.control.poll_sent();
     }
 
     fn on_sample(&self, now: Instant, sample: &CpuSample) {
