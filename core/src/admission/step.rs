@@ -243,7 +243,8 @@ impl Law {
     ///    surge's peak only bounds it. With [`Start::Share`] (the default) the start over
     ///    the point or flooding is from what it holds now, scaled by the node's load now
     ///    or on average, whichever is more, and at most the front end's share of the node
-    ///    at its last quiet poll (taken in 3) times the point, and what it held then.
+    ///    at its last quiet poll (taken in 3) times the point, and what it held then; it is
+    ///    over the point if the node is on average or now.
     /// 7. A front end with no demand since the last poll keeps its cap.
     /// 8. Otherwise the cap moves by [`Law::factor`]: not down while a backlog above the
     ///    ceiling of the cap drains; not up beyond the ceiling of what is in flight or of
@@ -469,7 +470,13 @@ impl Law {
                 let scaled = f64::from(poll.mean_fine) * start_target / load.max(1e-3);
                 (scaled.min(f64::from(most)) as u32).max(MIN_FINE)
             };
-            let over = load > start_target && saturated;
+            // Over the point on average since the last poll, or (with the share start) now:
+            // a surge the node's means have not caught up with already queues (on the
+            // node, two front ends armed with 31 tasks queued on one core, 8 on average
+            // since the poll before, and started from the room of their peaks at 23).
+            let load_now = queued_now as f64 / f64::from(pool.cores());
+            let over_now = law.start == Start::Share && load_now > start_target;
+            let over = (load > start_target || over_now) && saturated;
             let fine = match law.start {
                 Start::Room => ((error < 0.0 || !saturated) && !flooding).then_some(room),
                 Start::Scaled if over || poll.flooding => Some(scaled()),
@@ -479,7 +486,6 @@ impl Law {
                     // What it holds now, scaled by the point over the node's load now or
                     // on average, whichever is more: in a surge the mean, learnt from
                     // completions the node's queue delays, is not yet the surge's.
-                    let load_now = queued_now as f64 / f64::from(pool.cores());
                     let most = ceiling(poll.in_flight.max(poll.peak).max(1)).saturating_mul(256);
                     let holds = poll.mean_fine.max(poll.in_flight.saturating_mul(256));
                     let scaled = f64::from(holds) * start_target / load.max(load_now).max(1e-3);

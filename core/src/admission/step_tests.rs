@@ -624,6 +624,37 @@ fn what_was_held_is_taken_when_the_poll_was_sent() {
     assert_eq!(step.quiet, Some(2 * 256));
 }
 
+/// On the node, two warm front ends armed 2.2 s into a surge with 31 tasks queued on one
+/// core but 8 on average since the poll before (below the point with the relief, 10): the
+/// start took the room of their peaks, 23, where the share start gives what they held at
+/// quiet. Over the point now is over it.
+#[test]
+fn a_node_queueing_now_over_the_point_starts_the_cap_at_the_share() {
+    let quiet = Poll {
+        mean_fine: 128,
+        ..poll(false, 40, node(1_000), 8 * 256)
+    };
+    let arming = Poll {
+        pool: Some(SearchPool::new(2, 2, 29).with_means(1_000, 7_000)),
+        in_flight: 19,
+        peak: 23,
+        mean_fine: 10 * 256,
+        completed: 10,
+        ..poll(true, 97, None, 8 * 256)
+    };
+    // 0.5 of the point with the relief (10 tasks): 5, within what it held (8).
+    let (_, steps) = run_with(&Law::DEFAULT, &[quiet, arming]);
+    assert_eq!(steps[1].fine, Some(5 * 256));
+    // Below the point on average and now, the start has room: the ceiling of its mean,
+    // 2 x 10 + ceil(3 sqrt 20) = 34.
+    let calm = Poll {
+        pool: Some(SearchPool::new(2, 2, 5).with_means(1_000, 7_000)),
+        ..arming
+    };
+    let (_, steps) = run_with(&Law::DEFAULT, &[quiet, calm]);
+    assert_eq!(steps[1].fine, Some(34 * 256));
+}
+
 /// While only a flood bound holds (the class not armed), the cap does not grow: the bound
 /// refuses, not the cap, and the CPU, a second late, has not seen the surge.
 #[test]
