@@ -12,165 +12,25 @@
 //! requests will see: the cap, the flood bound released, the cap learnt.
 
 use super::cap::{MIN_FINE, ceiling};
-use super::flood::{SPAN_MS, Span};
-use super::law::{FloodBase, Law, OwnGate, Start};
+use super::flood::SPAN_MS;
+use super::law::{FloodBase, Law, Start};
 use super::window::BUCKET_MS;
 use crate::node_stats::SearchPool;
+
+mod own;
+mod start;
+
+mod state;
+
+pub(crate) use own::Averaged;
+use own::own_pool;
+use start::Starting;
+pub(crate) use state::{Poll, PollState, Sent, Step};
 
 /// Polls in a row without the search pool that keep the fleet law as it was (the cap
 /// unchanged, the counts kept for the next poll that has it), before the law without the
 /// pool takes over.
 pub(crate) const POOL_GRACE: u32 = 3;
-
-/// What only the poll touches, between one poll and the next.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct PollState {
-    /// The busiest node's CPU, smoothed ([`Law::smooth`]), in thousandths of a percent
-    /// (`None`: no poll yet).
-    pub(crate) cpu_milli: Option<u32>,
-    /// Whether the smoothed CPU says the cluster is saturated.
-    pub(crate) saturated: bool,
-    /// Whether the last poll found the class bounded (armed or a flood bounded): the first
-    /// bounded poll after an unbounded one is where the cap starts.
-    pub(crate) bounded: bool,
-    /// Whether the fleet law holds (a poll reported the search pool within the grace).
-    pub(crate) fleet: bool,
-    /// Polls in a row without the pool.
-    pub(crate) missed: u32,
-    /// The last poll's search pool (`None`: none, or none within the grace), for the stats.
-    pub(crate) pool: Option<SearchPool>,
-    /// The CPUs of a machine whose CPU is the front end's own, when the last poll read its
-    /// own load over them as the pool ([`own_pool`]), for the stats.
-    pub(crate) own_cores: Option<u32>,
-    /// The completion and refusal counts (wrapping) the last poll took, and the requests
-    /// in flight then.
-    pub(crate) completed_seen: u32,
-    pub(crate) refused_seen: u32,
-    pub(crate) in_flight_seen: u32,
-    /// On a machine's own load with [`OwnGate::Demand`]: the CPU its demand would take and
-    /// the requests that arrived, averaged over the polls (`None`: no poll that served a
-    /// request yet).
-    pub(crate) demand: Option<Averaged>,
-    /// The share of this front end's demand refused between the last two polls that took
-    /// the counts, in percent.
-    pub(crate) refused_percent: u8,
-    /// The start of the flood bound's span the last poll found ([`Poll::span`]): the
-    /// arrivals since are measured from it.
-    pub(crate) span: Option<Span>,
-    /// This front end's share of the busiest node's load (its mean in flight over the
-    /// node's tasks, on average since the poll before) at the last poll that left its
-    /// class unbounded with the node at or below the operating point (`None`: none yet).
-    pub(crate) share: Option<f32>,
-    /// What the front end held when the poll now answering was sent (`None`: the monitor
-    /// did not say it sent one, or the last answer took it).
-    pub(crate) sent: Option<Sent>,
-}
-
-/// What the front end held when a poll was sent ([`PollState::sent`]): a node reads its
-/// stats about then, and its answer may come late (in a surge on a fresh front end, behind
-/// the surge's own connections), when what the front end holds is the surge's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Sent {
-    /// The cap, the mean in flight or the recent peak, whichever is more, in 1/256ths.
-    pub(crate) holds: u32,
-    /// The requests in flight on average over the second before, in 1/256ths.
-    pub(crate) mean_fine: u32,
-}
-
-impl Sent {
-    /// What a front end holds with the cap `fine`, `mean_fine` in flight on average and a
-    /// recent peak of `peak`: the cap, the mean or the peak, whichever is more.
-    pub(crate) fn holds(fine: u32, mean_fine: u32, peak: u32) -> u32 {
-        fine.max(mean_fine).max(peak.saturating_mul(256))
-    }
-}
-
-impl PollState {
-    /// Before the first poll.
-    pub(crate) const NEW: PollState = PollState {
-        cpu_milli: None,
-        saturated: false,
-        bounded: false,
-        fleet: false,
-        missed: 0,
-        pool: None,
-        own_cores: None,
-        completed_seen: 0,
-        refused_seen: 0,
-        in_flight_seen: 0,
-        demand: None,
-        refused_percent: 0,
-        span: None,
-        share: None,
-        sent: None,
-    };
-}
-
-/// The CPU a machine's demand would take ([`Law::demand_cpu`]) and the requests that
-/// arrived a poll, each averaged over the polls a quarter of the way at each, and the sum
-/// of the squares of the average's weights (1 at the first poll, 1/7 in the long run): its
-/// noise is that of `1 / squares` polls.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Averaged {
-    pub(crate) demand: f32,
-    pub(crate) arrived: f32,
-    pub(crate) squares: f32,
-}
-
-/// One poll, and what the requests share with it at that moment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Poll {
-    /// Whether a class is armed.
-    pub(crate) armed: bool,
-    /// The busiest node's CPU, as the poll read it.
-    pub(crate) cpu: u8,
-    /// The busiest node's search pool (`None`: the poll did not report one).
-    pub(crate) pool: Option<SearchPool>,
-    /// Without a pool, the CPUs of a machine whose CPU is the front end's own: its own
-    /// requests in flight are the load on them ([`own_pool`]).
-    pub(crate) own_cores: Option<u32>,
-    /// The front end's completions and refusals at the limit in all (wrapping).
-    pub(crate) completed: u32,
-    pub(crate) refused: u32,
-    /// Requests in flight now.
-    pub(crate) in_flight: u32,
-    /// The recent peak of the in-flight count.
-    pub(crate) peak: u32,
-    /// The requests in flight on average over the last second, in 1/256ths.
-    pub(crate) mean_fine: u32,
-    /// The cap now, in 1/256ths of a request.
-    pub(crate) fine: u32,
-    /// Whether the flood bound holds.
-    pub(crate) flooding: bool,
-    /// The start of the flood bound's span now (`None`: no look yet).
-    pub(crate) span: Option<Span>,
-    /// What the front end held at its last poll that left its class unbounded (with
-    /// [`FloodBase::Below`], one that found the node at or below its operating point; the
-    /// initial cap before any), in 1/256ths: what a flood is measured against, and the
-    /// most [`Start::Share`] starts the cap at.
-    pub(crate) held: u32,
-}
-
-/// What a poll changes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Step {
-    /// The state for the next poll.
-    pub(crate) state: PollState,
-    /// The new cap, in 1/256ths (`None`: left as it is).
-    pub(crate) fine: Option<u32>,
-    /// Whether the flood bound is released.
-    pub(crate) release: bool,
-    /// Whether the cap now comes from the law (it is learnt).
-    pub(crate) learned: bool,
-    /// What a flood is measured against from now on, in 256ths (`None`: as it was): what
-    /// the front end holds at a poll that leaves its class unbounded
-    /// ([`FloodBase::Quiet`]).
-    pub(crate) quiet: Option<u32>,
-    /// The arrivals per bucket a flood is measured against from now on, in 256ths (`None`:
-    /// as it was): what the front end received since the last poll, taken at a poll that
-    /// leaves the class unbounded as what it holds is, and without a pool at any such poll.
-    pub(crate) rate: Option<u32>,
-}
 
 /// The busiest node's tasks per core, run and waiting: on average since the last poll,
 /// or, without the means (a node's first poll), now.
@@ -180,21 +40,6 @@ fn load_per_core(pool: &SearchPool) -> f64 {
         u32::try_from(now).unwrap_or(u32::MAX)
     });
     f64::from(milli) / 1000.0
-}
-
-/// A machine's own load as a pool, for a front end whose CPU is its own over `cores`
-/// CPUs: its requests in flight (now, and on average over the last second) run up to one a
-/// CPU and the rest wait, as a node's search pool reports its tasks. The pool has the
-/// threads OpenSearch would give those cores, so that [`SearchPool::cores`] gives them back.
-fn own_pool(cores: u32, in_flight: u32, mean_fine: u32) -> SearchPool {
-    let cores = cores.max(1);
-    let threads = cores.saturating_mul(3) / 2 + 1;
-    let active = in_flight.min(cores);
-    let mean_milli = u64::from(mean_fine) * 1000 / 256;
-    let active_milli = mean_milli.min(u64::from(cores) * 1000);
-    let milli = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    SearchPool::new(threads, active, in_flight - active)
-        .with_means(milli(active_milli), milli(mean_milli - active_milli))
 }
 
 impl Law {
@@ -328,7 +173,6 @@ impl Law {
         }
         let completed = poll.completed.wrapping_sub(before.completed_seen);
         let refused_since = poll.refused.wrapping_sub(before.refused_seen);
-        let in_flight_before = before.in_flight_seen;
         state.completed_seen = poll.completed;
         state.refused_seen = poll.refused;
         state.in_flight_seen = poll.in_flight;
@@ -351,57 +195,7 @@ impl Law {
         // On a machine's own load, its own slack and relief, and (with `OwnGate::Demand`)
         // saturated by the CPU its demand would take rather than by the CPU it is given.
         let (this, cpu) = if poll.pool.is_none() {
-            let own = self.on_own_load();
-            match self.own_gate {
-                OwnGate::Cpu => (own, cpu),
-                OwnGate::Demand => {
-                    let arrived = (u64::from(completed)
-                        + u64::from(refused_since)
-                        + u64::from(poll.in_flight))
-                    .saturating_sub(u64::from(in_flight_before));
-                    // A poll's demand beyond three standard deviations of its arrivals (a
-                    // surge, told at once); or, averaged over polls, whose noise is that of
-                    // seven polls' arrivals ((2 - 1/4) / (1/4)), beyond two: a load just
-                    // beyond the cores, within one poll's noise, is told within a few. A
-                    // fresh load's first second, its queue growing from nothing, is within
-                    // the first.
-                    let (demand, gate) = Law::demand_cpu(poll.cpu, completed, arrived, 3);
-                    // A poll with nothing served (a fresh front end's first, at its first
-                    // request) says nothing of the demand's CPU: the average starts at the
-                    // first that served a request. Its noise is that of `1 / q` polls'
-                    // arrivals, `q` the sum of its weights' squares.
-                    let averaged = match before.demand {
-                        _ if completed == 0 => before.demand,
-                        None => Some(Averaged {
-                            demand: demand as f32,
-                            arrived: arrived as f32,
-                            squares: 1.0,
-                        }),
-                        Some(a) => Some(Averaged {
-                            demand: a.demand + (demand as f32 - a.demand) / 4.0,
-                            arrived: a.arrived + (arrived as f32 - a.arrived) / 4.0,
-                            squares: a.squares * (9.0 / 16.0) + 1.0 / 16.0,
-                        }),
-                    };
-                    state.demand = averaged;
-                    let (demand, gate) = match averaged {
-                        Some(a) if demand < f64::from(gate) => {
-                            let polls = a.arrived / a.squares;
-                            let (_, gate) = Law::demand_cpu(0, 1, polls as u64, 2);
-                            (f64::from(a.demand), gate)
-                        }
-                        _ => (demand, gate),
-                    };
-                    state.saturated = demand >= f64::from(gate);
-                    (
-                        Law {
-                            saturated: gate,
-                            ..own
-                        },
-                        demand,
-                    )
-                }
-            }
+            self.on_own_cores(before, poll, cpu, &mut state)
         } else {
             (*self, cpu)
         };
@@ -462,57 +256,15 @@ impl Law {
 
         // 6. Where the cap starts.
         if !before.bounded || release {
-            let room = ceiling((fine >> 8).max(poll.peak).max(1)).saturating_mul(256);
-            let scaled = || {
-                // The ceiling of what is in flight or of the recent peak bounds it, as
-                // growth is bounded.
-                let most = ceiling(poll.in_flight.max(poll.peak).max(1)).saturating_mul(256);
-                let scaled = f64::from(poll.mean_fine) * start_target / load.max(1e-3);
-                (scaled.min(f64::from(most)) as u32).max(MIN_FINE)
+            let at = Starting {
+                target: start_target,
+                load,
+                queued_now,
+                error,
+                saturated,
+                flooding,
             };
-            // Over the point on average since the last poll, or (with the share start) now:
-            // a surge the node's means have not caught up with already queues (on the
-            // node, two front ends armed with 31 tasks queued on one core, 8 on average
-            // since the poll before, and started from the room of their peaks at 23).
-            let load_now = queued_now as f64 / f64::from(pool.cores());
-            let over_now = law.start == Start::Share && load_now > start_target;
-            let over = (load > start_target || over_now) && saturated;
-            let fine = match law.start {
-                Start::Room => ((error < 0.0 || !saturated) && !flooding).then_some(room),
-                Start::Scaled if over || poll.flooding => Some(scaled()),
-                Start::Scaled => Some(room),
-                Start::Held if over || poll.flooding => Some(scaled()),
-                Start::InFlight | Start::Share if over || poll.flooding => {
-                    // What it holds now, scaled by the point over the node's load now or
-                    // on average, whichever is more: in a surge the mean, learnt from
-                    // completions the node's queue delays, is not yet the surge's.
-                    let most = ceiling(poll.in_flight.max(poll.peak).max(1)).saturating_mul(256);
-                    let holds = poll.mean_fine.max(poll.in_flight.saturating_mul(256));
-                    let scaled = f64::from(holds) * start_target / load.max(load_now).max(1e-3);
-                    Some((scaled.min(f64::from(most)) as u32).max(MIN_FINE))
-                }
-                Start::Held | Start::InFlight | Start::Share => {
-                    let held = ceiling(poll.mean_fine.div_ceil(256).max(1)).saturating_mul(256);
-                    Some(scaled().max(held).min(room))
-                }
-            };
-            // Over the point and saturated, or flooding, at most its share of the node at
-            // quiet times the point, and what it held at quiet: its in-flight count and peak
-            // are the surge's (below the point the start has room already, within the
-            // ceiling of its mean). Not on a machine's own load, whose pool is the front
-            // end's own in-flight count: no share to take, and the demand, not the CPU a
-            // second late, arms it.
-            let fine = match law.start {
-                Start::Share if poll.pool.is_some() && (over || poll.flooding) => {
-                    fine.map(|fine| {
-                        let point = start_target * f64::from(pool.cores()) * 256.0;
-                        let share = before.share.map_or(f64::INFINITY, f64::from);
-                        let most = f64::from(poll.held).min(share * point);
-                        f64::from(fine).min(most).max(f64::from(MIN_FINE)) as u32
-                    })
-                }
-                _ => fine,
-            };
+            let fine = law.start_fine(before, poll, &pool, &at);
             return Step {
                 state,
                 fine,
@@ -565,5 +317,4 @@ impl Law {
 }
 
 #[cfg(test)]
-#[path = "step_tests.rs"]
 mod tests;
