@@ -2,7 +2,7 @@
 
 use core::fmt::{self, Write};
 
-use crate::Route;
+use crate::Class;
 
 /// The HTML body of a web rejection. It never echoes the request.
 pub const BUSY_PAGE: &str = "<!DOCTYPE html>\n\
@@ -31,9 +31,9 @@ pub const STATUS: u16 = 429;
 /// holds its body inline (no allocation) and borrows nothing.
 ///
 /// ```
-/// use load_core::{busy, Route};
+/// use load_core::{busy, Class};
 ///
-/// let api = busy::response(Route::Api, 60);
+/// let api = busy::response(Class::Api, 60);
 /// assert_eq!(api.status(), 429);
 /// assert_eq!(
 ///     api.body(),
@@ -42,7 +42,7 @@ pub const STATUS: u16 = 429;
 /// assert_eq!(api.headers()[0], ("Content-Type", "application/json;charset=UTF-8"));
 /// assert_eq!(api.headers()[1], ("Retry-After", "60"));
 ///
-/// let web = busy::response(Route::Web, 60);
+/// let web = busy::response(Class::Web, 60);
 /// assert!(web.body_str().contains("Service Temporarily Unavailable"));
 /// assert_eq!(web.retry_after(), "60");
 /// ```
@@ -59,16 +59,16 @@ enum Body {
     Json(heapless::String<128>),
 }
 
-/// The busy response for a rejected request of class `route`, telling the client to retry
-/// after `retry_after` seconds: Fess's JSON for [`Route::Api`], the HTML busy page
+/// The busy response for a rejected request of class `class`, telling the client to retry
+/// after `retry_after` seconds: Fess's JSON for [`Class::Api`], the HTML busy page
 /// otherwise. Both carry `Retry-After`.
 #[must_use]
-pub fn response(route: Route, retry_after: u32) -> BusyResponse {
+pub fn response(class: Class, retry_after: u32) -> BusyResponse {
     let mut seconds = heapless::String::new();
     // u32::MAX has 10 digits: always fits.
     let _ = write!(seconds, "{retry_after}");
-    let body = match route {
-        Route::Api => {
+    let body = match class {
+        Class::Api => {
             let mut json = heapless::String::new();
             // 97 bytes of text plus two numbers of at most 10 digits: always fits in 128.
             let _ = write!(
@@ -77,11 +77,11 @@ pub fn response(route: Route, retry_after: u32) -> BusyResponse {
             );
             Body::Json(json)
         }
-        Route::Web | Route::Excluded | Route::Ambiguous => Body::Static(BUSY_PAGE),
+        Class::Web | Class::Excluded | Class::Ambiguous => Body::Static(BUSY_PAGE),
     };
     BusyResponse {
-        content_type: match route {
-            Route::Api => JSON_CONTENT_TYPE,
+        content_type: match class {
+            Class::Api => JSON_CONTENT_TYPE,
             _ => HTML_CONTENT_TYPE,
         },
         retry_after: seconds,
@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn api_body_is_fess_byte_for_byte() {
-        let response = response(Route::Api, 60);
+        let response = response(Class::Api, 60);
         assert_eq!(
             response.body_str(),
             "{\"response\":{\"status\":9,\"message\":\"Server is busy. Please retry after 60 seconds.\",\"retry_after\":60}}"
@@ -160,7 +160,7 @@ mod tests {
 
     #[test]
     fn retry_after_is_substituted_everywhere() {
-        let response = response(Route::Api, 4_294_967_295);
+        let response = response(Class::Api, 4_294_967_295);
         assert!(
             response
                 .body_str()
@@ -172,7 +172,7 @@ mod tests {
                 .ends_with("\"retry_after\":4294967295}}")
         );
         assert_eq!(response.retry_after(), "4294967295");
-        let web = super::response(Route::Web, 5);
+        let web = super::response(Class::Web, 5);
         assert_eq!(
             web.headers(),
             [("Content-Type", HTML_CONTENT_TYPE), ("Retry-After", "5")]
@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn web_page_has_the_fess_wording() {
-        let page = response(Route::Web, 60);
+        let page = response(Class::Web, 60);
         assert!(
             page.body_str()
                 .contains("<title>Service Temporarily Unavailable</title>")

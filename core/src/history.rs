@@ -20,7 +20,7 @@
 //! ```
 //! use load_core::history::ClusterHistory;
 //! use load_core::monitor::{ClusterSink, Sink};
-//! use load_core::{ClusterStatus, CpuPercent, CpuSample, Instant, LoadControl, Route};
+//! use load_core::{ClusterStatus, CpuPercent, CpuSample, Instant, LoadControl, Class};
 //!
 //! let control = LoadControl::new(80, 90);
 //! let status = ClusterStatus::new();

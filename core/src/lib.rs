@@ -43,6 +43,10 @@ pub use admission_stats::AdmissionStats;
 pub use config::{AdmissionMode, ClusterConfig, Config, ConfigError, ControlConfig, Mode};
 pub use control::{Admission, Decision, LoadControl, Permit, Settings};
 pub use gate_threshold::GateThreshold;
+pub use path::Class;
+/// The name [`Class`] had before 0.5.
+#[doc(hidden)]
+#[allow(deprecated)]
 pub use path::Route;
 pub use percent::CpuPercent;
 pub use policy::Outcome;

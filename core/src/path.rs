@@ -1,8 +1,9 @@
 //! Request classification: excluded, web or API, robust to path obfuscation.
 
-/// What a request target is, for load control.
+/// A request's class, for load control: what [`classify`] reads a target as (the metrics'
+/// `class` label, the glossary's *class*).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Route {
+pub enum Class {
     /// Never controlled: the admin UI, login and error pages, static resources.
     Excluded,
     /// A web request, controlled by `web.load.control`.
@@ -14,20 +15,27 @@ pub enum Route {
     Ambiguous,
 }
 
-impl Route {
+/// The name [`Class`] had before 0.5.
+#[deprecated(
+    since = "0.5.0",
+    note = "renamed `Class`: the word of the docs, the glossary and the metrics' `class` label"
+)]
+pub type Route = Class;
+
+impl Class {
     /// `"excluded"`, `"web"`, `"api"` or `"ambiguous"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
-            Route::Excluded => "excluded",
-            Route::Web => "web",
-            Route::Api => "api",
-            Route::Ambiguous => "ambiguous",
+            Class::Excluded => "excluded",
+            Class::Web => "web",
+            Class::Api => "api",
+            Class::Ambiguous => "ambiguous",
         }
     }
 }
 
-impl core::fmt::Display for Route {
+impl core::fmt::Display for Class {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -53,14 +61,14 @@ pub const STATIC_EXTENSIONS: [&str; 11] = [
 /// excludes. It only ever narrows Fess's exclusion.
 ///
 /// ```
-/// use load_core::{Route, path::{PathRules, StaticFiles}};
+/// use load_core::{Class, path::{PathRules, StaticFiles}};
 ///
 /// let fess = PathRules::FESS; // static files everywhere
-/// assert_eq!(fess.classify("/api/v1/documents/42.css"), Route::Excluded);
+/// assert_eq!(fess.classify("/api/v1/documents/42.css"), Class::Excluded);
 /// let assets = PathRules::FESS.static_files(StaticFiles::Under(&["/css", "/js", "/images"]));
-/// assert_eq!(assets.classify("/api/v1/documents/42.css"), Route::Api);
-/// assert_eq!(assets.classify("/css/site.css"), Route::Excluded);
-/// assert_eq!(assets.classify("/cssx/site.css"), Route::Web);
+/// assert_eq!(assets.classify("/api/v1/documents/42.css"), Class::Api);
+/// assert_eq!(assets.classify("/css/site.css"), Class::Excluded);
+/// assert_eq!(assets.classify("/cssx/site.css"), Class::Web);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum StaticFiles {
@@ -130,16 +138,16 @@ fn at_or_under(prefixes: &[&str], path: &[u8]) -> bool {
 /// matches nothing.
 ///
 /// ```
-/// use load_core::{Route, path::{PathRules, StaticFiles}};
+/// use load_core::{Class, path::{PathRules, StaticFiles}};
 ///
 /// let rules = PathRules::FESS
 ///     .static_files(StaticFiles::Under(&["/assets"]))
 ///     .uncontrolled(&["/metrics", "/healthz"]);
-/// assert_eq!(rules.classify("/metrics"), Route::Excluded);
-/// assert_eq!(rules.classify("/healthz/ready?x=1"), Route::Excluded);
-/// assert_eq!(rules.classify("/metricsx"), Route::Web);
-/// assert_eq!(rules.classify("/metrics/../search"), Route::Ambiguous);
-/// assert_eq!(rules.classify(b"/api/v1/documents/1.css"), Route::Api);
+/// assert_eq!(rules.classify("/metrics"), Class::Excluded);
+/// assert_eq!(rules.classify("/healthz/ready?x=1"), Class::Excluded);
+/// assert_eq!(rules.classify("/metricsx"), Class::Web);
+/// assert_eq!(rules.classify("/metrics/../search"), Class::Ambiguous);
+/// assert_eq!(rules.classify(b"/api/v1/documents/1.css"), Class::Api);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -180,10 +188,10 @@ impl PathRules {
     /// files and uncontrolled paths.
     #[must_use]
     #[inline(always)]
-    pub fn classify(&self, target: impl AsRef<[u8]>) -> Route {
+    pub fn classify(&self, target: impl AsRef<[u8]>) -> Class {
         let target = target.as_ref();
         match classify_canonical(target, self) {
-            Some(route) => route,
+            Some(class) => class,
             None => classify_slow(target, self),
         }
     }
@@ -212,7 +220,7 @@ impl PathRules {
 ///    and `/admin/x`, not `/adminfoo`), or if it does not end with `/` and its last segment
 ///    ends with one of [`STATIC_EXTENSIONS`];
 /// 2. otherwise **API** if its first segment is `api` and something follows it (`/api/...`);
-///    `/api` alone is [`Route::Ambiguous`]: Fess serves it as a web page, a router that nests
+///    `/api` alone is [`Class::Ambiguous`]: Fess serves it as a web page, a router that nests
 ///    the API under `/api` serves the API's root;
 /// 3. otherwise **web**.
 ///
@@ -225,9 +233,9 @@ impl PathRules {
 /// `;params` are read both ways routers read them: dropped (Tomcat, `;jsessionid=...`)
 /// and kept as part of the segment (most other routers). A request is excluded only if both
 /// readings exclude it; when they give different controlled classes (`/api;v=2/x`: API
-/// without the parameter, web with it) the target is [`Route::Ambiguous`].
+/// without the parameter, web with it) the target is [`Class::Ambiguous`].
 ///
-/// **Every other target is [`Route::Ambiguous`]**: routers disagree on what it names, so it
+/// **Every other target is [`Class::Ambiguous`]**: routers disagree on what it names, so it
 /// answers to both thresholds and no spelling can move a request from a rejecting class to
 /// an admitted one. Matching is case-sensitive, as in Fess: a router that matches `/ADMIN`
 /// case-insensitively gets a controlled request, the stricter answer.
@@ -241,22 +249,22 @@ impl PathRules {
 /// # Examples
 ///
 /// ```
-/// use load_core::{Route, path::classify};
+/// use load_core::{Class, path::classify};
 ///
-/// assert_eq!(classify("/search?q=rust"), Route::Web);
-/// assert_eq!(classify("/api/v1/documents?q=x"), Route::Api);
-/// assert_eq!(classify("/admin/dashboard/"), Route::Excluded);
-/// assert_eq!(classify("/css/style.css"), Route::Excluded);
-/// assert_eq!(classify("http://host/api/v1/documents"), Route::Api);
-/// assert_eq!(classify("/search;jsessionid=A1?q=x"), Route::Web);
+/// assert_eq!(classify("/search?q=rust"), Class::Web);
+/// assert_eq!(classify("/api/v1/documents?q=x"), Class::Api);
+/// assert_eq!(classify("/admin/dashboard/"), Class::Excluded);
+/// assert_eq!(classify("/css/style.css"), Class::Excluded);
+/// assert_eq!(classify("http://host/api/v1/documents"), Class::Api);
+/// assert_eq!(classify("/search;jsessionid=A1?q=x"), Class::Web);
 /// // Obfuscations do not buy an exclusion, nor a change of class:
-/// assert_eq!(classify("/search;.css"), Route::Web);
-/// assert_eq!(classify("/admin/%2e%2e/search"), Route::Ambiguous);
-/// assert_eq!(classify("/api;%2f%2e%2e/v1/documents"), Route::Ambiguous);
-/// assert_eq!(classify("/adminfoo"), Route::Web);
+/// assert_eq!(classify("/search;.css"), Class::Web);
+/// assert_eq!(classify("/admin/%2e%2e/search"), Class::Ambiguous);
+/// assert_eq!(classify("/api;%2f%2e%2e/v1/documents"), Class::Ambiguous);
+/// assert_eq!(classify("/adminfoo"), Class::Web);
 /// ```
 #[must_use]
-pub fn classify(target: &str) -> Route {
+pub fn classify(target: &str) -> Class {
     PathRules::FESS.classify(target)
 }
 
@@ -289,7 +297,7 @@ const CLASS: [u8; 256] = {
 /// classified in one pass over a byte-class table. Anything else is `None`, for the full
 /// normaliser. Both agree wherever this answers (a property test checks it).
 #[inline(always)]
-fn classify_canonical(target: &[u8], rules: &PathRules) -> Option<Route> {
+fn classify_canonical(target: &[u8], rules: &PathRules) -> Option<Class> {
     if target.first() != Some(&b'/') {
         return None;
     }
@@ -330,22 +338,22 @@ fn classify_canonical(target: &[u8], rules: &PathRules) -> Option<Route> {
     }
     let first = &target[1..if first_end == 0 { end } else { first_end }];
     if matches!(first, b"admin" | b"error" | b"login") {
-        return Some(Route::Excluded);
+        return Some(Class::Excluded);
     }
     if !rules.uncontrolled.is_empty() && at_or_under(rules.uncontrolled, &target[..end]) {
-        return Some(Route::Excluded);
+        return Some(Class::Excluded);
     }
     if last_dot > last_slash
         && is_static_extension(&target[last_dot..end])
         && rules.static_files.cover(&target[..end])
     {
-        return Some(Route::Excluded);
+        return Some(Class::Excluded);
     }
     Some(match (first == b"api", first_end != 0) {
-        (true, true) => Route::Api,
+        (true, true) => Class::Api,
         // `/api` alone: web to Fess, the API's root to a router that nests the API there.
-        (true, false) => Route::Ambiguous,
-        (false, _) => Route::Web,
+        (true, false) => Class::Ambiguous,
+        (false, _) => Class::Web,
     })
 }
 
@@ -371,9 +379,9 @@ fn is_static_extension(extension: &[u8]) -> bool {
 /// Everything the fast path leaves: absolute form, `;params`, escapes, and the targets
 /// that are not canonical (see [`classify`] for the rule).
 #[cold]
-fn classify_slow(target: &[u8], rules: &PathRules) -> Route {
+fn classify_slow(target: &[u8], rules: &PathRules) -> Class {
     let Some(path) = path_of(target) else {
-        return Route::Ambiguous;
+        return Class::Ambiguous;
     };
     let end = path
         .iter()
@@ -382,13 +390,13 @@ fn classify_slow(target: &[u8], rules: &PathRules) -> Route {
     let path = &path[..end];
     if path.is_empty() {
         // An absolute-form target without a path: `/`.
-        return Route::Web;
+        return Class::Web;
     }
     let Some(body) = path.strip_prefix(b"/") else {
-        return Route::Ambiguous;
+        return Class::Ambiguous;
     };
     if body.is_empty() {
-        return Route::Web;
+        return Class::Web;
     }
     let segments = body.split(|&b| b == b'/');
     let count = segments.clone().count();
@@ -406,7 +414,7 @@ fn classify_slow(target: &[u8], rules: &PathRules) -> Route {
             || name == b".."
             || !is_canonical_segment(segment)
         {
-            return Route::Ambiguous;
+            return Class::Ambiguous;
         }
         if i == 0 {
             first = (name, segment);
@@ -422,15 +430,15 @@ fn classify_slow(target: &[u8], rules: &PathRules) -> Route {
         && !path.contains(&b';')
         && at_or_under(rules.uncontrolled, path)
     {
-        return Route::Excluded;
+        return Class::Excluded;
     }
     let covered = rules.static_files.cover(path);
     let dropped = fess_rule(first.0, last.0, depth, trailing, covered);
     let kept = fess_rule(first.1, last.1, depth, trailing, covered);
     match (dropped, kept) {
         (a, b) if a == b => a,
-        (Route::Excluded, other) | (other, Route::Excluded) => other,
-        _ => Route::Ambiguous,
+        (Class::Excluded, other) | (other, Class::Excluded) => other,
+        _ => Class::Ambiguous,
     }
 }
 
@@ -459,28 +467,28 @@ fn path_of(target: &[u8]) -> Option<&[u8]> {
 }
 
 /// Fess's rules on one reading of a canonical path.
-fn fess_rule(first: &[u8], last: &[u8], depth: usize, trailing: bool, covered: bool) -> Route {
+fn fess_rule(first: &[u8], last: &[u8], depth: usize, trailing: bool, covered: bool) -> Class {
     if depth == 0 {
-        return Route::Web;
+        return Class::Web;
     }
     if matches!(first, b"admin" | b"error" | b"login") {
-        return Route::Excluded;
+        return Class::Excluded;
     }
     if !trailing
         && covered
         && let Some(dot) = last.iter().rposition(|&b| b == b'.')
         && is_static_extension(&last[dot..])
     {
-        return Route::Excluded;
+        return Class::Excluded;
     }
     if first == b"api" {
         if depth > 1 || trailing {
-            Route::Api
+            Class::Api
         } else {
-            Route::Ambiguous
+            Class::Ambiguous
         }
     } else {
-        Route::Web
+        Class::Web
     }
 }
 
@@ -580,76 +588,76 @@ mod tests {
             "/f.eot",
             "/api/v1/x.js",
         ] {
-            assert_eq!(classify(path), Route::Excluded, "{path}");
+            assert_eq!(classify(path), Class::Excluded, "{path}");
         }
     }
 
     #[test]
     fn web_and_api() {
-        for (path, route) in [
-            ("/", Route::Web),
-            ("/search?q=rust", Route::Web),
-            ("/api", Route::Ambiguous),
-            ("/api?x=/", Route::Ambiguous),
-            ("/apis/v1", Route::Web),
-            ("/api/", Route::Api),
-            ("/api/v1/documents?q=x", Route::Api),
-            ("/adminfoo", Route::Web),
-            ("/errors", Route::Web),
-            ("/login-help", Route::Web),
-            ("/ADMIN", Route::Web),
-            ("/style.CSS", Route::Web),
-            ("/search/x.css/", Route::Web),
+        for (path, class) in [
+            ("/", Class::Web),
+            ("/search?q=rust", Class::Web),
+            ("/api", Class::Ambiguous),
+            ("/api?x=/", Class::Ambiguous),
+            ("/apis/v1", Class::Web),
+            ("/api/", Class::Api),
+            ("/api/v1/documents?q=x", Class::Api),
+            ("/adminfoo", Class::Web),
+            ("/errors", Class::Web),
+            ("/login-help", Class::Web),
+            ("/ADMIN", Class::Web),
+            ("/style.CSS", Class::Web),
+            ("/search/x.css/", Class::Web),
         ] {
-            assert_eq!(classify(path), route, "{path}");
+            assert_eq!(classify(path), class, "{path}");
         }
     }
 
     #[test]
     fn obfuscations_never_buy_an_exclusion() {
-        for (path, route) in [
-            ("/search;.css", Route::Web),
-            ("/api/v1/search;.js", Route::Api),
-            ("/admin/../search", Route::Ambiguous),
-            ("/admin/%2e%2e/search", Route::Ambiguous),
-            ("/admin/%2E%2e/search", Route::Ambiguous),
-            ("/./admin/../api/v1/x", Route::Ambiguous),
-            ("//admin/../search", Route::Ambiguous),
-            ("/api/v1/../../search", Route::Ambiguous),
-            ("/search?x=.css", Route::Web),
-            ("/search#x.css", Route::Web),
-            ("/search%3b.css", Route::Ambiguous),
-            ("/search%3B.css", Route::Ambiguous),
-            ("/search%3Fq=load%26x=.css", Route::Ambiguous),
-            ("/%23.js", Route::Ambiguous),
-            ("/../admin/x", Route::Ambiguous),
-            ("/%61dmin/x", Route::Ambiguous),
-            ("/css/style%2ecss", Route::Ambiguous),
-            ("/api/v1/..", Route::Ambiguous),
-            ("/x/./y/../style.css", Route::Ambiguous),
-            ("/;x/admin", Route::Ambiguous),
-            ("/admin/;x", Route::Ambiguous),
-            ("/admin/..;/api/x", Route::Ambiguous),
+        for (path, class) in [
+            ("/search;.css", Class::Web),
+            ("/api/v1/search;.js", Class::Api),
+            ("/admin/../search", Class::Ambiguous),
+            ("/admin/%2e%2e/search", Class::Ambiguous),
+            ("/admin/%2E%2e/search", Class::Ambiguous),
+            ("/./admin/../api/v1/x", Class::Ambiguous),
+            ("//admin/../search", Class::Ambiguous),
+            ("/api/v1/../../search", Class::Ambiguous),
+            ("/search?x=.css", Class::Web),
+            ("/search#x.css", Class::Web),
+            ("/search%3b.css", Class::Ambiguous),
+            ("/search%3B.css", Class::Ambiguous),
+            ("/search%3Fq=load%26x=.css", Class::Ambiguous),
+            ("/%23.js", Class::Ambiguous),
+            ("/../admin/x", Class::Ambiguous),
+            ("/%61dmin/x", Class::Ambiguous),
+            ("/css/style%2ecss", Class::Ambiguous),
+            ("/api/v1/..", Class::Ambiguous),
+            ("/x/./y/../style.css", Class::Ambiguous),
+            ("/;x/admin", Class::Ambiguous),
+            ("/admin/;x", Class::Ambiguous),
+            ("/admin/..;/api/x", Class::Ambiguous),
         ] {
-            assert_eq!(classify(path), route, "{path}");
+            assert_eq!(classify(path), class, "{path}");
         }
     }
 
     #[test]
     fn params_are_read_with_and_without() {
-        for (path, route) in [
-            ("/search;jsessionid=1?q=x", Route::Web),
-            ("/api/x;jsessionid=1", Route::Api),
+        for (path, class) in [
+            ("/search;jsessionid=1?q=x", Class::Web),
+            ("/api/x;jsessionid=1", Class::Api),
             // Excluded only when both readings exclude it.
-            ("/admin;jsessionid=1/x", Route::Web),
-            ("/x.css;v=1", Route::Web),
-            ("/admin/x;v=1", Route::Excluded),
-            ("/admin/x.css;v=1", Route::Excluded),
+            ("/admin;jsessionid=1/x", Class::Web),
+            ("/x.css;v=1", Class::Web),
+            ("/admin/x;v=1", Class::Excluded),
+            ("/admin/x.css;v=1", Class::Excluded),
             // Two controlled classes: both thresholds.
-            ("/api;v=2/x", Route::Ambiguous),
-            ("/api/x;v=.css", Route::Api),
+            ("/api;v=2/x", Class::Ambiguous),
+            ("/api/x;v=.css", Class::Api),
         ] {
-            assert_eq!(classify(path), route, "{path}");
+            assert_eq!(classify(path), class, "{path}");
         }
     }
 
@@ -671,23 +679,23 @@ mod tests {
             "example.com:443",
             "http://host\\/admin/",
         ] {
-            assert_eq!(classify(path), Route::Ambiguous, "{path:?}");
+            assert_eq!(classify(path), Class::Ambiguous, "{path:?}");
         }
     }
 
     #[test]
     fn absolute_form_reads_the_path() {
-        for (target, route) in [
-            ("http://host/admin/", Route::Excluded),
-            ("https://h:1/api/v1?q=/admin", Route::Api),
-            ("http://h", Route::Web),
-            ("http://h/", Route::Web),
-            ("http://h?x", Route::Web),
-            ("a+b.c-d://[::1]:9/x.css", Route::Excluded),
-            ("1http://h/admin", Route::Ambiguous),
-            ("http:/admin", Route::Ambiguous),
+        for (target, class) in [
+            ("http://host/admin/", Class::Excluded),
+            ("https://h:1/api/v1?q=/admin", Class::Api),
+            ("http://h", Class::Web),
+            ("http://h/", Class::Web),
+            ("http://h?x", Class::Web),
+            ("a+b.c-d://[::1]:9/x.css", Class::Excluded),
+            ("1http://h/admin", Class::Ambiguous),
+            ("http:/admin", Class::Ambiguous),
         ] {
-            assert_eq!(classify(target), route, "{target}");
+            assert_eq!(classify(target), class, "{target}");
         }
     }
 
@@ -698,17 +706,17 @@ mod tests {
             assert!(is_static_extension(ext.as_bytes()), "{ext}");
             assert_eq!(
                 classify_slow(std::format!("/x/{name};").as_bytes(), &PathRules::FESS),
-                Route::Web
+                Class::Web
             );
             assert_eq!(
                 classify_canonical(std::format!("/x/{name}").as_bytes(), &PathRules::FESS),
-                Some(Route::Excluded)
+                Some(Class::Excluded)
             );
         }
         for name in ["/css", "/a.cs", "/a.css.map", "/a.css/", "/.css"] {
             assert_ne!(
                 classify_canonical(name.as_bytes(), &PathRules::FESS),
-                Some(Route::Excluded),
+                Some(Class::Excluded),
                 "{name}"
             );
         }
@@ -747,63 +755,63 @@ mod tests {
 
     #[test]
     fn non_utf8_bytes_are_classified() {
-        assert_eq!(PathRules::FESS.classify(b"/\xff\xfe.css"), Route::Excluded);
-        assert_eq!(PathRules::FESS.classify(b"/api/\xff"), Route::Api);
+        assert_eq!(PathRules::FESS.classify(b"/\xff\xfe.css"), Class::Excluded);
+        assert_eq!(PathRules::FESS.classify(b"/api/\xff"), Class::Api);
     }
 
     #[test]
     fn static_prefixes_narrow_the_extension_rule() {
         let assets =
             PathRules::FESS.static_files(StaticFiles::Under(&["/css", "/assets/js/", "relative"]));
-        for (target, route) in [
-            ("/css/site.css", Route::Excluded),
-            ("/css/a/b.png?v=1", Route::Excluded),
-            ("/assets/js/app.js", Route::Excluded),
-            ("/assets/js;v=1/app.js", Route::Web),
-            ("/css;v=1/site.css", Route::Web),
-            ("/css", Route::Web),
-            ("/css.css", Route::Web),
-            ("/cssx/site.css", Route::Web),
-            ("/relative/a.css", Route::Web),
-            ("/api/v1/documents/42.css", Route::Api),
-            ("/api/v1/documents/42.woff2", Route::Api),
-            ("http://host/css/site.css", Route::Excluded),
-            ("/admin/x.css", Route::Excluded),
-            ("/search%3F.css", Route::Ambiguous),
+        for (target, class) in [
+            ("/css/site.css", Class::Excluded),
+            ("/css/a/b.png?v=1", Class::Excluded),
+            ("/assets/js/app.js", Class::Excluded),
+            ("/assets/js;v=1/app.js", Class::Web),
+            ("/css;v=1/site.css", Class::Web),
+            ("/css", Class::Web),
+            ("/css.css", Class::Web),
+            ("/cssx/site.css", Class::Web),
+            ("/relative/a.css", Class::Web),
+            ("/api/v1/documents/42.css", Class::Api),
+            ("/api/v1/documents/42.woff2", Class::Api),
+            ("http://host/css/site.css", Class::Excluded),
+            ("/admin/x.css", Class::Excluded),
+            ("/search%3F.css", Class::Ambiguous),
         ] {
-            assert_eq!(assets.classify(target), route, "{target}");
+            assert_eq!(assets.classify(target), class, "{target}");
         }
     }
 
     #[test]
     fn uncontrolled_paths_are_whole_segments_on_canonical_targets() {
         let rules = PathRules::FESS.uncontrolled(&["/metrics", "/health/live/", "/", "relative"]);
-        for (target, route) in [
-            ("/metrics", Route::Excluded),
-            ("/metrics/", Route::Excluded),
-            ("/metrics?name[]=up", Route::Excluded),
-            ("/metrics/jvm", Route::Excluded),
-            ("http://host/metrics", Route::Excluded),
-            ("/health/live", Route::Excluded),
-            ("/health/live/x", Route::Excluded),
-            ("/health", Route::Web),
-            ("/metricsx", Route::Web),
-            ("/metrics.json", Route::Web),
-            ("/relative", Route::Web),
-            ("/", Route::Web),
-            ("/search", Route::Web),
-            ("/api/v1/metrics", Route::Api),
+        for (target, class) in [
+            ("/metrics", Class::Excluded),
+            ("/metrics/", Class::Excluded),
+            ("/metrics?name[]=up", Class::Excluded),
+            ("/metrics/jvm", Class::Excluded),
+            ("http://host/metrics", Class::Excluded),
+            ("/health/live", Class::Excluded),
+            ("/health/live/x", Class::Excluded),
+            ("/health", Class::Web),
+            ("/metricsx", Class::Web),
+            ("/metrics.json", Class::Web),
+            ("/relative", Class::Web),
+            ("/", Class::Web),
+            ("/search", Class::Web),
+            ("/api/v1/metrics", Class::Api),
             // Spellings routers could read as another path stay controlled.
-            ("/metrics/../search", Route::Ambiguous),
-            ("/metrics/%2e%2e/api/v1/documents", Route::Ambiguous),
-            ("/metrics;x", Route::Web),
-            ("/metrics;x/../api/v1/documents", Route::Ambiguous),
-            ("//metrics", Route::Ambiguous),
-            ("/%6detrics", Route::Ambiguous),
+            ("/metrics/../search", Class::Ambiguous),
+            ("/metrics/%2e%2e/api/v1/documents", Class::Ambiguous),
+            ("/metrics;x", Class::Web),
+            ("/metrics;x/../api/v1/documents", Class::Ambiguous),
+            ("//metrics", Class::Ambiguous),
+            ("/%6detrics", Class::Ambiguous),
         ] {
-            assert_eq!(rules.classify(target), route, "{target}");
+            assert_eq!(rules.classify(target), class, "{target}");
         }
         // No list: Fess's rule, exactly.
-        assert_eq!(PathRules::FESS.classify("/metrics"), Route::Web);
+        assert_eq!(PathRules::FESS.classify("/metrics"), Class::Web);
     }
 }

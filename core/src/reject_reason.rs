@@ -60,7 +60,7 @@ impl fmt::Display for RejectReason {
 /// would have been).
 ///
 /// ```
-/// use load_core::{LoadControl, RejectReason, Route};
+/// use load_core::{LoadControl, RejectReason, Class};
 ///
 /// let control = LoadControl::new(80, 90);
 /// control.update(
@@ -68,9 +68,9 @@ impl fmt::Display for RejectReason {
 ///     load_core::Outcome::Sample(load_core::CpuPercent::new(85)),
 /// );
 /// let _ = control.check("/search");
-/// let web = control.rejections(Route::Web);
+/// let web = control.rejections(Class::Web);
 /// assert_eq!((web.get(RejectReason::Cpu), web.total()), (1, 1));
-/// assert_eq!(control.rejected(Route::Web), web.total());
+/// assert_eq!(control.rejected(Class::Web), web.total());
 /// ```
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 use core::time::Duration;
 
 use crate::{
-    AdmissionStats, ClusterStatus, CpuPercent, Instant, LoadControl, Rejections, Route, Settings,
+    AdmissionStats, Class, ClusterStatus, CpuPercent, Instant, LoadControl, Rejections, Settings,
 };
 
 /// What HTTP load control sees and did, at one instant. Allocation-free and `Copy`.
@@ -77,8 +77,8 @@ impl Stats {
         let (nodes, failed_nodes) = status.nodes();
         let failures = status.failures();
         let (web, api) = (
-            control.rejections(Route::Web),
-            control.rejections(Route::Api),
+            control.rejections(Class::Web),
+            control.rejections(Class::Api),
         );
         Stats {
             cpu: control.cpu(),
@@ -96,8 +96,8 @@ impl Stats {
             rejected_api: api.total(),
             rejections_web: web,
             rejections_api: api,
-            armed_web: control.is_armed(Route::Web),
-            armed_api: control.is_armed(Route::Api),
+            armed_web: control.is_armed(Class::Web),
+            armed_api: control.is_armed(Class::Api),
             transitions: status.transitions(),
             settings: control.settings(),
             admission: control.admission(),

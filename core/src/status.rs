@@ -5,7 +5,7 @@ use core::fmt;
 
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use crate::{
-    CpuPercent, CpuSample, LoadControl, Rejections, Route, control::Transitions,
+    Class, CpuPercent, CpuSample, LoadControl, Rejections, control::Transitions,
     failures::FailureCounter, gauge::CpuGauge,
 };
 
@@ -125,8 +125,8 @@ impl ClusterStatus {
         let since = |now: u32, reported: &AtomicU32| {
             now.wrapping_sub(reported.swap(now, Ordering::Relaxed))
         };
-        let by_reason = |route: Route, reported: &[AtomicU32]| {
-            let now = control.rejections(route);
+        let by_reason = |class: Class, reported: &[AtomicU32]| {
+            let now = control.rejections(class);
             Rejections {
                 cpu: since(now.cpu, &reported[0]),
                 cap: since(now.cap, &reported[1]),
@@ -134,8 +134,8 @@ impl ClusterStatus {
             }
         };
         PollCounts {
-            web: by_reason(Route::Web, &self.reported[0..3]),
-            api: by_reason(Route::Api, &self.reported[3..6]),
+            web: by_reason(Class::Web, &self.reported[0..3]),
+            api: by_reason(Class::Api, &self.reported[3..6]),
             completed: since(control.admission().completed, &self.reported[6]),
         }
     }

@@ -225,12 +225,12 @@ fn the_limit_mode_draws_the_cap_and_the_requests_in_flight() {
     view.cluster_now = Instant::from_secs(4);
     view.admission = AdmissionMode::Limit;
     view.live = control.admission();
-    view.armed_web = control.is_armed(load_smol::Route::Web);
+    view.armed_web = control.is_armed(load_smol::Class::Web);
     // One request over the cap, and one only checked while armed: the cap's and the CPU's,
     // in the words of the log and the metrics.
     assert!(!control.admit("/search?q=b", &clock).is_admitted());
     assert!(!control.check("/search?q=c").is_allowed());
-    view.rejections_web = control.rejections(load_smol::Route::Web);
+    view.rejections_web = control.rejections(load_smol::Class::Web);
     assert!(
         dashboard::page(&view).contains(
             "<p id=\"rejections\">Rejected in all: web 2 (cpu 1, cap 1, flood 0), API 0 \

@@ -3,17 +3,21 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use load_core::{Route, path::PathRules};
+use load_core::{Class, path::PathRules};
 
 fuzz_target!(|target: &[u8]| {
-    let route = PathRules::FESS.classify(target);
+    let class = PathRules::FESS.classify(target);
 
     // What follows the first `?` or `#` never matters.
     if let Some(end) = target.iter().position(|&b| b == b'?' || b == b'#') {
-        assert_eq!(route, PathRules::FESS.classify(&target[..end]), "query changed the class");
+        assert_eq!(
+            class,
+            PathRules::FESS.classify(&target[..end]),
+            "query changed the class"
+        );
     }
 
-    if route == Route::Excluded {
+    if class == Class::Excluded {
         let path_start = if target.first() == Some(&b'/') {
             0
         } else {
@@ -42,7 +46,16 @@ fuzz_target!(|target: &[u8]| {
             assert!(name != b"." && name != b"..", "dot segment");
         }
         let lower = path.to_ascii_lowercase();
-        for marker in [&b"%2f"[..], b"%5c", b"%25", b"%2e", b"%3b", b"%3f", b"%23", b"%00"] {
+        for marker in [
+            &b"%2f"[..],
+            b"%5c",
+            b"%25",
+            b"%2e",
+            b"%3b",
+            b"%3f",
+            b"%23",
+            b"%00",
+        ] {
             assert!(!lower.windows(3).any(|w| w == marker), "escape {marker:?}");
         }
     }

@@ -14,8 +14,8 @@ use axum::{Router, ServiceExt};
 use load_tests::Answer;
 use load_tests::{Reply, Stub};
 use load_tokio::{
-    BackgroundGate, ControlConfig, CpuPercent, CpuSample, CpuSource, LoadControlLayer, LoadGuard,
-    OpenSearchOptions, OpenSearchSource, Route, SourceError, Tokio, config::NodeUrl,
+    BackgroundGate, Class, ControlConfig, CpuPercent, CpuSample, CpuSource, LoadControlLayer,
+    LoadGuard, OpenSearchOptions, OpenSearchSource, SourceError, Tokio, config::NodeUrl,
     path::StaticFiles,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -137,14 +137,14 @@ async fn get_raw(addr: SocketAddr, target: &str) -> Answer {
     Answer::parse(&raw)
 }
 
-const PATHS: [(&str, Route, &[u8]); 7] = [
-    ("/search?q=rust", Route::Web, b"search page"),
-    ("/api/v1/documents?q=x", Route::Api, br#"{"docs":[]}"#),
-    ("/admin/", Route::Excluded, b"admin"),
-    ("/admin/dashboard/", Route::Excluded, b"admin"),
-    ("/login/", Route::Excluded, b"login"),
-    ("/css/style.css", Route::Excluded, b"body{}"),
-    ("/js/app.js", Route::Excluded, b"app()"),
+const PATHS: [(&str, Class, &[u8]); 7] = [
+    ("/search?q=rust", Class::Web, b"search page"),
+    ("/api/v1/documents?q=x", Class::Api, br#"{"docs":[]}"#),
+    ("/admin/", Class::Excluded, b"admin"),
+    ("/admin/dashboard/", Class::Excluded, b"admin"),
+    ("/login/", Class::Excluded, b"login"),
+    ("/css/style.css", Class::Excluded, b"body{}"),
+    ("/js/app.js", Class::Excluded, b"app()"),
 ];
 
 /// `load.control.admission=limit` through the layer: the permit is held while the inner
@@ -173,12 +173,12 @@ async fn the_layer_holds_each_permit_while_the_service_answers() {
     // The first request starts the monitor; the class arms at its first poll.
     assert_eq!(get_raw(addr, "/search").await.status, 200);
     let control = guard.control();
-    assert!(eventually(Duration::from_secs(10), || control.is_armed(Route::Web)).await);
+    assert!(eventually(Duration::from_secs(10), || control.is_armed(Class::Web)).await);
     let (ok, busy, statuses) = burst().await;
     assert_eq!((ok, busy), (2, 14), "armed: {statuses:?}");
     assert_eq!(control.admission().in_flight, 0);
     dial.set(10);
-    assert!(eventually(Duration::from_secs(10), || !control.is_armed(Route::Web)).await);
+    assert!(eventually(Duration::from_secs(10), || !control.is_armed(Class::Web)).await);
     let (ok, busy, statuses) = burst().await;
     assert_eq!((ok, busy), (16, 0), "disarmed: {statuses:?}");
     assert_eq!(control.admission().in_flight, 0);
@@ -281,15 +281,15 @@ async fn fess_filter_cases(placement: Placement) {
             .await,
             "the guard never saw {cpu}%"
         );
-        for (target, route, admitted_body) in PATHS {
+        for (target, class, admitted_body) in PATHS {
             let answer = get_raw(addr, target).await;
-            let threshold = match route {
-                Route::Web => web,
-                Route::Api => api,
+            let threshold = match class {
+                Class::Web => web,
+                Class::Api => api,
                 _ => 101,
             };
             if i32::from(cpu) >= threshold {
-                let busy = guard.busy_response(route);
+                let busy = guard.busy_response(class);
                 assert_eq!(answer.status, 429, "{target} at {cpu}%");
                 assert_eq!(
                     answer.body,
@@ -459,7 +459,7 @@ fn a_handle_of_your_own() {
     }
     assert_eq!(
         guard.check("/search"),
-        load_tokio::Decision::Reject(Route::Web)
+        load_tokio::Decision::Reject(Class::Web)
     );
     runtime.block_on(guard.shutdown());
 }

@@ -8,8 +8,8 @@ use load_core::busy::{self, BusyResponse};
 use load_core::history::ClusterHistory;
 use load_core::monitor::{self, ClusterSink, Schedule};
 use load_core::{
-    Admission, Clock, ClusterStatus, Config, ControlConfig, CpuPercent, CpuSource, Decision,
-    LoadControl, Route, Stats,
+    Admission, Class, Clock, ClusterStatus, Config, ControlConfig, CpuPercent, CpuSource, Decision,
+    LoadControl, Stats,
     source::{FromConfig, Role, SetupError},
     time::StdClock,
 };
@@ -228,13 +228,13 @@ impl<R: Runtime, S> LoadGuard<R, S> {
     #[inline]
     pub fn admit(&self, target: &str) -> Admission<RequestPermit> {
         let shared = &self.inner.shared;
-        let route = shared.control.paths().classify(target);
-        let admission = match shared.control.acquire(route, &shared.clock) {
+        let class = shared.control.paths().classify(target);
+        let admission = match shared.control.acquire(class, &shared.clock) {
             Ok(ticket) if ticket.is_counted() => {
                 Admission::Admitted(RequestPermit::counted(Arc::clone(shared), ticket))
             }
             Ok(_) => Admission::Admitted(RequestPermit::UNCOUNTED),
-            Err(route) => Admission::Rejected(route),
+            Err(class) => Admission::Rejected(class),
         };
         if shared.control.take_start() {
             (self.inner.start)(&self.inner);
@@ -242,18 +242,18 @@ impl<R: Runtime, S> LoadGuard<R, S> {
         admission
     }
 
-    /// The busy response for a rejected request of `route`: 429, `Retry-After` (with the
+    /// The busy response for a rejected request of `class`: 429, `Retry-After` (with the
     /// configured jitter, if any) and the body. Built inline, without allocating.
     #[must_use]
-    pub fn busy_response(&self, route: Route) -> BusyResponse {
-        busy::response(route, self.control().retry_after())
+    pub fn busy_response(&self, class: Class) -> BusyResponse {
+        busy::response(class, self.control().retry_after())
     }
 
     /// [`LoadGuard::busy_response`] as an `http::Response` ([`crate::http_response`]).
     #[cfg(feature = "http")]
     #[must_use]
-    pub fn busy_http_response<B: From<bytes::Bytes>>(&self, route: Route) -> http::Response<B> {
-        crate::http_response(&self.busy_response(route))
+    pub fn busy_http_response<B: From<bytes::Bytes>>(&self, class: Class) -> http::Response<B> {
+        crate::http_response(&self.busy_response(class))
     }
 
     /// Applies new control settings at run time ([`LoadControl::reconfigure`]):

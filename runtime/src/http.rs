@@ -12,10 +12,10 @@ use load_core::busy::BusyResponse;
 ///
 /// ```
 /// use http_body_util::Full;
-/// use load_core::{Route, busy};
+/// use load_core::{Class, busy};
 ///
 /// let response: http::Response<Full<bytes::Bytes>> =
-///     load_runtime::http_response(&busy::response(Route::Api, 60));
+///     load_runtime::http_response(&busy::response(Class::Api, 60));
 /// assert_eq!(response.status(), 429);
 /// assert_eq!(response.headers()["retry-after"], "60");
 /// assert_eq!(response.headers()["content-type"], "application/json;charset=UTF-8");

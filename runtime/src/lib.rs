@@ -32,15 +32,19 @@ pub use runtime::Runtime;
 // What a server built on the runtime layer names, each at one path. Everything else of the
 // core (its parser, the admission counters, the sinks' internals) is the core's: depend on
 // `load-core` for it.
+/// The name [`Class`] had before 0.5.
+#[doc(hidden)]
+#[allow(deprecated)]
+pub use load_core::Route;
 #[doc(no_inline)]
 pub use load_core::busy::BusyResponse;
 #[doc(no_inline)]
 pub use load_core::{
-    AdaptiveGate, Admission, AdmissionMode, AdmissionStats, Clock, ClusterConfig, ClusterStatus,
-    Config, ConfigError, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, FixedSource,
-    GateThreshold, Instant, LoadControl, Mode, Outcome, Pass, RejectReason, Rejections, Route,
-    Settings, SourceError, Stats, Threshold, config, failures, history, monitor, path, source,
-    text, time,
+    AdaptiveGate, Admission, AdmissionMode, AdmissionStats, Class, Clock, ClusterConfig,
+    ClusterStatus, Config, ConfigError, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision,
+    FixedSource, GateThreshold, Instant, LoadControl, Mode, Outcome, Pass, RejectReason,
+    Rejections, Settings, SourceError, Stats, Threshold, config, failures, history, monitor, path,
+    source, text, time,
 };
 
 /// The runtime layer's names that every runtime adapter (`load-smol`, `load-async-std`,
@@ -58,6 +62,10 @@ macro_rules! adapter_exports {
         /// own (`LoadGuardOn<MyRuntime, S>`). [`LoadGuard`] is it on this crate's runtime.
         #[doc(no_inline)]
         pub use $crate::LoadGuard as LoadGuardOn;
+        /// The name [`Class`] had before 0.5.
+        #[doc(hidden)]
+        #[allow(deprecated)]
+        pub use $crate::Route;
         /// The operator's page of the runtime layer: render it from a guard and a gate.
         #[cfg(feature = "dashboard")]
         #[doc(no_inline)]
@@ -73,11 +81,12 @@ macro_rules! adapter_exports {
         #[doc(no_inline)]
         pub use $crate::{
             AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse,
-            Clock, ClusterConfig, ClusterStatus, Config, ConfigError, ControlConfig, CpuPercent,
-            CpuSample, CpuSource, Decision, FixedSource, GateThreshold, Instant, LoadControl, Mode,
-            Outcome, Pass, PendingPermit, ReadConfigError, RejectReason, Rejections, RequestPermit,
-            Route, Runtime, Settings, SourceError, Stats, Threshold, config, env_config, failures,
-            history, monitor, path, read_config, read_config_with_env, source, text, time,
+            Class, Clock, ClusterConfig, ClusterStatus, Config, ConfigError, ControlConfig,
+            CpuPercent, CpuSample, CpuSource, Decision, FixedSource, GateThreshold, Instant,
+            LoadControl, Mode, Outcome, Pass, PendingPermit, ReadConfigError, RejectReason,
+            Rejections, RequestPermit, Runtime, Settings, SourceError, Stats, Threshold, config,
+            env_config, failures, history, monitor, path, read_config, read_config_with_env,
+            source, text, time,
         };
     };
 }

@@ -1385,7 +1385,7 @@ async fn run(scenario: &Scenario, rate: impl Fn(f64) -> f64) -> Run {
                     front_end,
                     cpu: busiest,
                     pool: sample.search_pool.map(|p| (p.active, p.queue)),
-                    armed: controls[front_end].is_armed(load_core::Route::Web),
+                    armed: controls[front_end].is_armed(load_core::Class::Web),
                     cap: f64::from(a.cap_hundredths) / 100.0,
                     in_flight: a.in_flight,
                     flooding: a.flooding,

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use load_core::{
-    Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Decision, Instant, LoadControl,
-    Outcome, Route, Threshold, path::classify, time::ManualClock,
+    Admission, AdmissionMode, Class, Clock, ControlConfig, CpuPercent, Decision, Instant,
+    LoadControl, Outcome, Threshold, path::classify, time::ManualClock,
 };
 use proptest::prelude::*;
 
@@ -32,14 +32,14 @@ const TARGETS: [&str; 12] = [
 fn fess(target: &str, web: i32, api: i32, cpu: u8) -> Decision {
     let rejects = |threshold: i32| threshold < 100 && i32::from(cpu) >= threshold;
     match classify(target) {
-        Route::Excluded => Decision::Allow,
-        Route::Web if rejects(web) => Decision::Reject(Route::Web),
-        Route::Api if rejects(api) => Decision::Reject(Route::Api),
-        Route::Web | Route::Api => Decision::Allow,
+        Class::Excluded => Decision::Allow,
+        Class::Web if rejects(web) => Decision::Reject(Class::Web),
+        Class::Api if rejects(api) => Decision::Reject(Class::Api),
+        Class::Web | Class::Api => Decision::Allow,
         // Both classes: the API's answer when it rejects, else the web's.
-        Route::Ambiguous if rejects(api) => Decision::Reject(Route::Api),
-        Route::Ambiguous if rejects(web) => Decision::Reject(Route::Web),
-        Route::Ambiguous => Decision::Allow,
+        Class::Ambiguous if rejects(api) => Decision::Reject(Class::Api),
+        Class::Ambiguous if rejects(web) => Decision::Reject(Class::Web),
+        Class::Ambiguous => Decision::Allow,
     }
 }
 
@@ -97,8 +97,8 @@ proptest! {
                             prop_assert!(!permit.is_counted());
                             held.push(permit);
                         }
-                        (Admission::Rejected(route), Decision::Reject(expected)) => {
-                            prop_assert_eq!(route, expected, "admit {} at {}%", target, cpu);
+                        (Admission::Rejected(class), Decision::Reject(expected)) => {
+                            prop_assert_eq!(class, expected, "admit {} at {}%", target, cpu);
                         }
                         (got, expected) => {
                             return Err(TestCaseError::fail(format!(
@@ -146,7 +146,7 @@ proptest! {
                 Step::Request(i) => {
                     let before = control.admission();
                     let (armed_web, armed_api) =
-                        (control.is_armed(Route::Web), control.is_armed(Route::Api));
+                        (control.is_armed(Class::Web), control.is_armed(Class::Api));
                     if let Admission::Admitted(permit) = control.admit(TARGETS[i], &clock) {
                         // The flood bound as this request met it: the first request of a
                         // bucket lets the bound look at the in-flight count first, which
@@ -156,11 +156,11 @@ proptest! {
                         // cap after a window without completions); disarmed, only a
                         // flood does.
                         let armed = match classify(TARGETS[i]) {
-                            Route::Web => armed_web,
-                            Route::Api => armed_api,
+                            Class::Web => armed_web,
+                            Class::Api => armed_api,
                             // Counted as the API while it is armed, else as the web.
-                            Route::Ambiguous => (api < 100 && armed_api) || armed_web,
-                            Route::Excluded => false,
+                            Class::Ambiguous => (api < 100 && armed_api) || armed_web,
+                            Class::Excluded => false,
                         };
                         let limit = if armed {
                             Some(before.cap.max(initial) + 1)

@@ -10,8 +10,8 @@ use std::sync::Barrier;
 use std::time::Duration;
 
 use load_core::{
-    Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, Mode,
-    Outcome, Permit, Route, Threshold, path::classify, time::ManualClock,
+    Admission, AdmissionMode, Class, Clock, ControlConfig, CpuPercent, Instant, LoadControl, Mode,
+    Outcome, Permit, Threshold, path::classify, time::ManualClock,
 };
 use proptest::prelude::*;
 
@@ -121,7 +121,7 @@ fn slow_requests_completed_together_cannot_inflate_the_cap() {
     assert!(cap <= 28, "at most the ceiling of the initial cap: {cap}");
     clock.advance(Duration::from_secs(300));
     let _ = control.update(clock.now(), Outcome::Sample(CpuPercent::new(90)));
-    assert!(control.is_armed(Route::Web));
+    assert!(control.is_armed(Class::Web));
     let flood: Vec<_> = (0..20_000)
         .filter_map(|_| control.admit("/search?q=x", &clock).permit())
         .collect();
@@ -144,7 +144,7 @@ fn foreign_tickets_released_at_once_never_wrap_the_count() {
             scope.spawn(|| {
                 let issuer = LoadControl::from_config(&issuing);
                 let tickets: Vec<_> = (0..500_000)
-                    .filter_map(|_| issuer.acquire(Route::Web, &clock).ok())
+                    .filter_map(|_| issuer.acquire(Class::Web, &clock).ok())
                     .collect();
                 assert_eq!(tickets.len(), 500_000);
                 barrier.wait();

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use load_core::{
-    AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, Outcome, Permit, Route,
+    AdmissionMode, Class, Clock, ControlConfig, CpuPercent, Instant, LoadControl, Outcome, Permit,
     Threshold, time::ManualClock,
 };
 
@@ -162,7 +162,7 @@ fn onset(
             onset.before = onset.before.max(in_flight);
         } else if ms >= warm {
             let stats = control.admission();
-            let armed = control.is_armed(Route::Web);
+            let armed = control.is_armed(Class::Web);
             onset.held.push((in_flight, stats.flooding && !armed));
             if in_flight > onset.peak {
                 onset.peak = in_flight;

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use load_core::monitor::{ClusterSink, Sink, handle_outcome};
 use load_core::{
-    ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, Instant, LoadControl,
-    Mode, Outcome, Route, SourceError, busy,
+    Class, ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision, Instant,
+    LoadControl, Mode, Outcome, SourceError, busy,
     config::{FailurePolicy, Smoothing},
     source::{ScriptedSource, SourceErrorKind},
     time::ManualClock,
@@ -28,17 +28,17 @@ const PATHS: &[&str] = &["/", "/search?q=x", "/api/v1/x", "/admin/", "/css/a.css
 
 /// Fess's rule on a plain path at a given cluster CPU.
 fn fess(path: &str, web: i32, api: i32, cpu: u8) -> Decision {
-    let route = load_core::path::classify(path);
-    let threshold = match route {
-        Route::Excluded => return Decision::Allow,
-        Route::Web => web,
-        Route::Api => api,
-        Route::Ambiguous => unreachable!("{path} is a plain, canonical path"),
+    let class = load_core::path::classify(path);
+    let threshold = match class {
+        Class::Excluded => return Decision::Allow,
+        Class::Web => web,
+        Class::Api => api,
+        Class::Ambiguous => unreachable!("{path} is a plain, canonical path"),
     };
     if threshold >= 100 || i32::from(cpu) < threshold {
         Decision::Allow
     } else {
-        Decision::Reject(route)
+        Decision::Reject(class)
     }
 }
 
@@ -292,7 +292,7 @@ fn scenario_closed_rejects_once_the_signal_is_stale() {
     );
     // Before any sample the signal is unknown too.
     let control = LoadControl::from_config(&config);
-    assert_eq!(control.check("/search"), Decision::Reject(Route::Web));
+    assert_eq!(control.check("/search"), Decision::Reject(Class::Web));
     assert!(control.check("/admin/").is_allowed());
 }
 
@@ -343,8 +343,8 @@ fn scenario_monitor_mode_counts_what_it_would_reject() {
     for _ in 0..5 {
         assert!(control.check("/search").is_allowed());
     }
-    assert!(control.is_armed(Route::Web));
-    assert_eq!(control.rejected(Route::Web), 5);
+    assert!(control.is_armed(Class::Web));
+    assert_eq!(control.rejected(Class::Web), 5);
     assert_eq!(run(&config, &SCRIPT), [(false, Some(95))]);
 }
 
@@ -381,7 +381,7 @@ fn retry_after_jitter_spreads_clients_and_body_matches_header() {
     assert!(values.len() > 20, "spread: {values:?}");
     for _ in 0..20 {
         let seconds = control.retry_after();
-        let response = busy::response(Route::Api, seconds);
+        let response = busy::response(Class::Api, seconds);
         let header = response.retry_after().to_owned();
         assert!(
             response

@@ -2,7 +2,7 @@
 //! form: no spelling may move a request from a rejecting class to an admitted one, and
 //! only canonical targets are ever excluded.
 
-use load_core::{CpuPercent, Instant, LoadControl, Outcome, Route, path::classify};
+use load_core::{Class, CpuPercent, Instant, LoadControl, Outcome, path::classify};
 use proptest::prelude::*;
 
 /// Control with these thresholds, after one sample at 50 %: a class at threshold 0 is
@@ -32,7 +32,7 @@ fn reported_targets_answer_to_both_thresholds() {
         assert!(!admitted(target, 100, 0), "{target}: API rejecting");
         assert!(!admitted(target, 0, 100), "{target}: web rejecting");
         assert!(admitted(target, 100, 100), "{target}: nothing controlled");
-        assert_eq!(classify(target), Route::Ambiguous, "{target}");
+        assert_eq!(classify(target), Class::Ambiguous, "{target}");
     }
 }
 
@@ -53,7 +53,7 @@ fn an_escaped_query_or_fragment_mark_is_not_canonical() {
         "/api/%3F.js",
         "/api/v1/documents%3Fq=x.png",
     ] {
-        assert_eq!(classify(target), Route::Ambiguous, "{target}");
+        assert_eq!(classify(target), Class::Ambiguous, "{target}");
         assert!(!admitted(target, 100, 0), "{target}: API rejecting");
         assert!(!admitted(target, 0, 100), "{target}: web rejecting");
     }
@@ -61,20 +61,20 @@ fn an_escaped_query_or_fragment_mark_is_not_canonical() {
 
 #[test]
 fn absolute_form_is_classified_by_its_path() {
-    for (target, route) in [
-        ("http://host/api/v1/documents", Route::Api),
-        ("https://host:9200/api/v1/documents?q=x", Route::Api),
-        ("http://host/search?q=x", Route::Web),
-        ("http://host", Route::Web),
-        ("http://host?q=/api/x", Route::Web),
-        ("HTTP://user@host/admin/", Route::Excluded),
-        ("http://host/css/site.css", Route::Excluded),
-        ("http://host/admin/../api/x", Route::Ambiguous),
-        ("http://host\\@evil/api/x", Route::Ambiguous),
-        ("http:/api/x", Route::Ambiguous),
-        ("//host/api/x", Route::Ambiguous),
+    for (target, class) in [
+        ("http://host/api/v1/documents", Class::Api),
+        ("https://host:9200/api/v1/documents?q=x", Class::Api),
+        ("http://host/search?q=x", Class::Web),
+        ("http://host", Class::Web),
+        ("http://host?q=/api/x", Class::Web),
+        ("HTTP://user@host/admin/", Class::Excluded),
+        ("http://host/css/site.css", Class::Excluded),
+        ("http://host/admin/../api/x", Class::Ambiguous),
+        ("http://host\\@evil/api/x", Class::Ambiguous),
+        ("http:/api/x", Class::Ambiguous),
+        ("//host/api/x", Class::Ambiguous),
     ] {
-        assert_eq!(classify(target), route, "{target}");
+        assert_eq!(classify(target), class, "{target}");
     }
     assert!(!admitted("http://host/api/v1/documents", 100, 0));
     assert!(admitted("http://host/api/v1/documents", 0, 100));
@@ -92,27 +92,27 @@ fn never_exclude_markers_count_inside_params() {
         "/admin;%2f",
         "/login;\u{1}",
     ] {
-        assert_ne!(classify(target), Route::Excluded, "{target}");
+        assert_ne!(classify(target), Class::Excluded, "{target}");
         assert!(!admitted(target, 0, 0), "{target}");
     }
 }
 
 #[test]
 fn canonical_targets_keep_their_class() {
-    for (target, route) in [
-        ("/search?q=rust", Route::Web),
-        ("/search;jsessionid=ABC123?q=rust", Route::Web),
-        ("/api/v1/documents;jsessionid=1?q=x", Route::Api),
-        ("/admin/dashboard/", Route::Excluded),
-        ("/css/style.css", Route::Excluded),
-        ("/search/caf%C3%A9", Route::Web),
-        ("/images/a%20b.png", Route::Excluded),
-        ("/.well-known/x", Route::Web),
-        ("/api", Route::Ambiguous),
-        ("/api/", Route::Api),
-        ("/", Route::Web),
+    for (target, class) in [
+        ("/search?q=rust", Class::Web),
+        ("/search;jsessionid=ABC123?q=rust", Class::Web),
+        ("/api/v1/documents;jsessionid=1?q=x", Class::Api),
+        ("/admin/dashboard/", Class::Excluded),
+        ("/css/style.css", Class::Excluded),
+        ("/search/caf%C3%A9", Class::Web),
+        ("/images/a%20b.png", Class::Excluded),
+        ("/.well-known/x", Class::Web),
+        ("/api", Class::Ambiguous),
+        ("/api/", Class::Api),
+        ("/", Class::Web),
     ] {
-        assert_eq!(classify(target), route, "{target}");
+        assert_eq!(classify(target), class, "{target}");
     }
 }
 
@@ -124,12 +124,12 @@ const PIECES: [&str; 28] = [
 ];
 
 /// Fess's rule on one reading of a path: segments as that reading splits them.
-fn fess(segments: &[String], trailing: bool) -> Route {
+fn fess(segments: &[String], trailing: bool) -> Class {
     let Some(first) = segments.first() else {
-        return Route::Web;
+        return Class::Web;
     };
     if ["admin", "error", "login"].contains(&first.as_str()) {
-        return Route::Excluded;
+        return Class::Excluded;
     }
     let last = segments.last().expect("non-empty");
     if !trailing
@@ -137,12 +137,12 @@ fn fess(segments: &[String], trailing: bool) -> Route {
             .iter()
             .any(|ext| last.ends_with(ext))
     {
-        return Route::Excluded;
+        return Class::Excluded;
     }
     if first == "api" && (segments.len() > 1 || trailing) {
-        Route::Api
+        Class::Api
     } else {
-        Route::Web
+        Class::Web
     }
 }
 
@@ -187,7 +187,7 @@ fn percent_decode(s: &str) -> String {
 /// Plausible readings of a target's path: the raw path; the `url` crate's (WHATWG: `\`
 /// is `/`, `%2e` segments are dots); Tomcat's (`;params` dropped per segment, then
 /// decoded, then dot segments resolved); and a decode-first server (`%2f` is a `/`).
-fn readings(target: &str) -> Vec<Route> {
+fn readings(target: &str) -> Vec<Class> {
     let path = target.split(['?', '#']).next().unwrap_or_default();
     let split = |p: &str| -> Vec<String> {
         p.strip_prefix('/')
@@ -271,19 +271,19 @@ proptest! {
     ) {
         let path = format!("/{}", pieces.concat());
         let target = if absolute { format!("http://host{path}") } else { path.clone() };
-        let route = classify(&target);
-        if route == Route::Excluded {
+        let class = classify(&target);
+        if class == Class::Excluded {
             prop_assert!(is_canonical(&path), "{} excluded but not canonical", target);
         }
         for reading in readings(&path) {
             let (web, api) = match reading {
-                Route::Excluded => continue,
-                Route::Web => (0, 100),
+                Class::Excluded => continue,
+                Class::Web => (0, 100),
                 _ => (100, 0),
             };
             prop_assert!(
                 !control(web, api).check(&target).is_allowed(),
-                "{} read as {:?} but admitted (classified {:?})", target, reading, route
+                "{} read as {:?} but admitted (classified {:?})", target, reading, class
             );
         }
     }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use load_core::{Config, CpuPercent, CpuSource, FixedSource, RejectReason, Route, config::NodeUrl};
+use load_core::{Class, Config, CpuPercent, CpuSource, FixedSource, RejectReason, config::NodeUrl};
 use load_opensearch::{OpenSearchOptions, OpenSearchSource};
 use load_runtime::{BackgroundGate, LoadGuard, Runtime};
 use load_tests::logs::{self, Record};
@@ -190,7 +190,7 @@ async fn limit_mode<R: Runtime + Default>() {
     drop(guard.admit("/search"));
     assert!(wait_until(Duration::from_secs(5), || guard
         .control()
-        .is_armed(Route::Web)));
+        .is_armed(Class::Web)));
     let held: Vec<_> = (0..2)
         .filter_map(|_| guard.admit("/search").permit())
         .collect();
@@ -266,7 +266,7 @@ async fn flood_bound<R: Runtime + Default>() {
         guard.control().admission()
     );
     assert!(
-        !guard.control().is_armed(Route::Web),
+        !guard.control().is_armed(Class::Web),
         "the CPU never armed it"
     );
     for _ in 0..5 {

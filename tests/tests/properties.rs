@@ -2,7 +2,7 @@
 
 use load_core::node_stats::parse_node_stats;
 use load_core::{
-    CpuPercent, Decision, LoadControl, Route,
+    Class, CpuPercent, Decision, LoadControl,
     failures::{FailureCounter, FailureLevel},
     path::classify,
 };
@@ -45,15 +45,15 @@ fn fess(path: &str, web: i32, api: i32, cpu: u8) -> Decision {
     if excluded {
         return Decision::Allow;
     }
-    let (route, threshold) = if path.starts_with("/api/") {
-        (Route::Api, api)
+    let (class, threshold) = if path.starts_with("/api/") {
+        (Class::Api, api)
     } else {
-        (Route::Web, web)
+        (Class::Web, web)
     };
     if threshold >= 100 || i32::from(cpu) < threshold {
         Decision::Allow
     } else {
-        Decision::Reject(route)
+        Decision::Reject(class)
     }
 }
 
@@ -213,11 +213,11 @@ proptest! {
         let tricky = classify(&tricky_target);
         let dots = tricks.iter().cycle().take(segments.len()).flatten().any(|t| matches!(t, Trick::Dot | Trick::DotDot(_) | Trick::DoubleSlash));
         if dots {
-            prop_assert_eq!(tricky, Route::Ambiguous, "{}", tricky_target);
+            prop_assert_eq!(tricky, Class::Ambiguous, "{}", tricky_target);
         }
         match plain {
-            Route::Excluded => {}
-            class => prop_assert!(tricky == class || tricky == Route::Ambiguous, "{} is {:?}, the plain path {:?}", tricky_target, tricky, class),
+            Class::Excluded => {}
+            class => prop_assert!(tricky == class || tricky == Class::Ambiguous, "{} is {:?}, the plain path {:?}", tricky_target, tricky, class),
         }
     }
 
@@ -238,7 +238,7 @@ proptest! {
         let malformed = separator != "%"
             || !tricky.as_bytes()[cut + 1..].get(..2).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
         if malformed {
-            prop_assert_ne!(classify(&tricky), Route::Excluded, "{}", tricky);
+            prop_assert_ne!(classify(&tricky), Class::Excluded, "{}", tricky);
         }
     }
 

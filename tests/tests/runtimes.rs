@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use load_core::{
-    Config, CpuPercent, CpuSource, Decision, FixedSource, Pass, Route,
+    Class, Config, CpuPercent, CpuSource, Decision, FixedSource, Pass,
     config::NodeUrl,
     source::{BodyError, SourceErrorKind},
 };
@@ -58,7 +58,7 @@ async fn cpu_is_the_busiest_node_and_unknown_nodes_are_skipped<R: Runtime + Defa
         "0 % until the first poll"
     );
     assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == Some(cpu(87))).await);
-    assert_eq!(guard.check("/search"), Decision::Reject(Route::Web));
+    assert_eq!(guard.check("/search"), Decision::Reject(Class::Web));
 
     stub.set(Reply::fixture("os-edge-cases"));
     assert!(
@@ -165,7 +165,7 @@ async fn an_outage_fails_open_and_recovery_restores<R: Runtime + Default>() {
     let guard = guard::<R>(&stub, 80, 100);
     let _ = guard.check("/search");
     assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == Some(cpu(90))).await);
-    assert_eq!(guard.check("/search"), Decision::Reject(Route::Web));
+    assert_eq!(guard.check("/search"), Decision::Reject(Class::Web));
 
     stub.set(Reply::reset());
     let down = Instant::now();
@@ -188,7 +188,7 @@ async fn an_outage_fails_open_and_recovery_restores<R: Runtime + Default>() {
     stub.set(Reply::cpu(&[85]));
     assert!(eventually::<R>(Duration::from_secs(5), || guard.cpu() == Some(cpu(85))).await);
     assert_eq!(guard.status().failures().consecutive(), 0);
-    assert_eq!(guard.check("/search"), Decision::Reject(Route::Web));
+    assert_eq!(guard.check("/search"), Decision::Reject(Class::Web));
     guard.shutdown().await;
 }
 

@@ -5,7 +5,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use futures::future::Either;
-use load_core::{Config, CpuPercent, FixedSource, Route, config::NodeUrl};
+use load_core::{Class, Config, CpuPercent, FixedSource, config::NodeUrl};
 use load_examples::app::App;
 use load_examples::server::{RunningServer, Serve, bind, start_app};
 use load_opensearch::{OpenSearchOptions, OpenSearchSource};
@@ -172,41 +172,41 @@ async fn lazy_start_is_visible_at_the_stub<R: Serve>() {
 
 /// Targets and their class. The server classifies the target as received, before anything
 /// normalises it, so its class is the core's.
-const TARGETS: [(&str, Route); 26] = [
-    ("/api", Route::Ambiguous),
-    ("/search;.css", Route::Web),
-    ("/api/v1/search;.js", Route::Api),
-    ("/admin/../search", Route::Ambiguous),
-    ("/admin/%2e%2e/search", Route::Ambiguous),
-    ("/./admin/../api/v1/x", Route::Ambiguous),
-    ("//admin/../search", Route::Ambiguous),
-    ("/api/v1/../../search", Route::Ambiguous),
-    ("/search?x=.css", Route::Web),
-    ("/search%3b.css", Route::Ambiguous),
-    ("/search;jsessionid=1", Route::Web),
-    ("/api;v=1/v1/documents", Route::Ambiguous),
-    ("/admin;x=1/", Route::Web),
-    ("/%61dmin/", Route::Ambiguous),
-    ("/css/style%2ecss", Route::Ambiguous),
+const TARGETS: [(&str, Class); 26] = [
+    ("/api", Class::Ambiguous),
+    ("/search;.css", Class::Web),
+    ("/api/v1/search;.js", Class::Api),
+    ("/admin/../search", Class::Ambiguous),
+    ("/admin/%2e%2e/search", Class::Ambiguous),
+    ("/./admin/../api/v1/x", Class::Ambiguous),
+    ("//admin/../search", Class::Ambiguous),
+    ("/api/v1/../../search", Class::Ambiguous),
+    ("/search?x=.css", Class::Web),
+    ("/search%3b.css", Class::Ambiguous),
+    ("/search;jsessionid=1", Class::Web),
+    ("/api;v=1/v1/documents", Class::Ambiguous),
+    ("/admin;x=1/", Class::Web),
+    ("/%61dmin/", Class::Ambiguous),
+    ("/css/style%2ecss", Class::Ambiguous),
     // The hardening report: routers serve these as one class, the core read the other.
-    ("/api;%2f%2e%2e/v1/documents?q=load", Route::Ambiguous),
-    ("/;%2fapi/?q=load", Route::Ambiguous),
-    ("/search/..;/admin", Route::Ambiguous),
-    ("/search//../admin", Route::Ambiguous),
-    ("/api/..;/search", Route::Ambiguous),
-    ("http://localhost/api/v1/documents?q=load", Route::Api),
-    ("/admin;%252f..%252fsearch", Route::Ambiguous),
-    ("/admin;%", Route::Ambiguous),
-    ("/x.css;%25", Route::Ambiguous),
-    ("/admin/x;v=1", Route::Excluded),
-    ("/css/style.css", Route::Excluded),
+    ("/api;%2f%2e%2e/v1/documents?q=load", Class::Ambiguous),
+    ("/;%2fapi/?q=load", Class::Ambiguous),
+    ("/search/..;/admin", Class::Ambiguous),
+    ("/search//../admin", Class::Ambiguous),
+    ("/api/..;/search", Class::Ambiguous),
+    ("http://localhost/api/v1/documents?q=load", Class::Api),
+    ("/admin;%252f..%252fsearch", Class::Ambiguous),
+    ("/admin;%", Class::Ambiguous),
+    ("/x.css;%25", Class::Ambiguous),
+    ("/admin/x;v=1", Class::Excluded),
+    ("/css/style.css", Class::Excluded),
 ];
 
 /// With only the web class rejecting, then only the API class: a target is answered 429
 /// exactly when a class it answers to is rejecting, with that class's busy response.
 async fn obfuscated_and_ambiguous_targets<R: Serve>() {
     let stub = Stub::start(Reply::cpu(&[100]));
-    for (web, api, rejecting) in [(70, 100, Route::Web), (100, 70, Route::Api)] {
+    for (web, api, rejecting) in [(70, 100, Class::Web), (100, 70, Class::Api)] {
         let server = start::<R>(&stub, web, api);
         let addr = server.running.addr();
         assert_eq!(raw_get(addr, "/search").status, 200);
@@ -215,7 +215,7 @@ async fn obfuscated_and_ambiguous_targets<R: Serve>() {
         for (target, class) in TARGETS {
             assert_eq!(load_core::path::classify(target), class, "{target}");
             let answer = raw_get(addr, target);
-            let rejected = class == rejecting || class == Route::Ambiguous;
+            let rejected = class == rejecting || class == Class::Ambiguous;
             let expected = if rejected { 429 } else { 200 };
             assert_eq!(
                 answer.status == 429,
@@ -228,10 +228,10 @@ async fn obfuscated_and_ambiguous_targets<R: Serve>() {
                 let json = answer.header("content-type") == Some("application/json;charset=UTF-8");
                 assert_eq!(
                     json,
-                    rejecting == Route::Api,
+                    rejecting == Class::Api,
                     "{target}: busy response of {rejecting}"
                 );
-            } else if class == Route::Excluded {
+            } else if class == Class::Excluded {
                 assert_eq!(answer.status, expected, "{target} is excluded");
             }
         }

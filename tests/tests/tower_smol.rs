@@ -79,7 +79,7 @@ fn the_tower_layer_runs_in_front_of_hyper_on_smol() {
         assert_eq!(status, "HTTP/1.1 429 Too Many Requests");
         assert_eq!(
             body.as_bytes(),
-            guard.busy_response(load_smol::Route::Web).body()
+            guard.busy_response(load_smol::Class::Web).body()
         );
         for target in ["/admin/", "/css/style.css"] {
             let (status, body) = get(addr, target).await;

@@ -36,7 +36,7 @@ fn in_fess_mode_a_permit_counts_nothing_and_admits_as_check_does() {
     poll(&control, &clock, 75);
     assert!(matches!(
         control.admit("/search", &clock),
-        Admission::Rejected(Route::Web)
+        Admission::Rejected(Class::Web)
     ));
     assert!(control.admit("/api/v1/x", &clock).is_admitted());
     drop(permit);
@@ -62,7 +62,7 @@ fn disarmed_nothing_bounds_and_armed_the_cap_does() {
     drop(held);
     // Armed without the cluster's pool: the cap itself (the initial 2, nothing learnt).
     poll(&control, &clock, 90);
-    assert!(control.is_armed(Route::Web));
+    assert!(control.is_armed(Class::Web));
     let held: Vec<_> = (0..2)
         .map(|_| {
             control
@@ -76,7 +76,7 @@ fn disarmed_nothing_bounds_and_armed_the_cap_does() {
     drop(held);
     assert_eq!(control.admission().in_flight, 0);
     // The refusal while armed is the cap's; nothing was refused as a flood.
-    assert_eq!(control.rejected(Route::Web), 1);
+    assert_eq!(control.rejected(Class::Web), 1);
     assert_eq!(control.admission().rejected_flood, 0);
     // A probe, the first 200 ms of every 10 s: half the cap, never below the initial (2).
     clock.set(Instant::from_secs(10));
@@ -90,7 +90,7 @@ fn disarmed_nothing_bounds_and_armed_the_cap_does() {
 fn a_class_stays_armed_for_the_cool_off_and_a_failed_poll_disarms() {
     let control = LoadControl::from_config(&limit_config(70, 100));
     let clock = ManualClock::new(Instant::ZERO);
-    let armed = |control: &LoadControl| control.is_armed(Route::Web);
+    let armed = |control: &LoadControl| control.is_armed(Class::Web);
     poll(&control, &clock, 80);
     assert!(armed(&control));
     poll(&control, &clock, 10);
@@ -108,7 +108,7 @@ fn the_api_class_keeps_its_later_threshold() {
     let control = LoadControl::from_config(&limit_config(70, 90));
     let clock = ManualClock::new(Instant::ZERO);
     poll(&control, &clock, 80);
-    assert!(control.is_armed(Route::Web) && !control.is_armed(Route::Api));
+    assert!(control.is_armed(Class::Web) && !control.is_armed(Class::Api));
     let web: Vec<_> = (0..2)
         .filter_map(|_| control.admit("/search", &clock).permit())
         .collect();
@@ -164,7 +164,7 @@ fn monitor_mode_counts_would_be_rejections_and_admits() {
         .collect();
     assert_eq!(control.admission().in_flight, 12);
     // Armed at a cap of 2: the other ten are the would-be rejections.
-    assert_eq!(control.rejected(Route::Web), 10);
+    assert_eq!(control.rejected(Class::Web), 10);
     assert_eq!(control.admission().rejected_flood, 0);
     drop(held);
 }
@@ -177,7 +177,7 @@ fn a_permit_is_send_and_sync_and_tickets_release_by_hand() {
     let permit = control.admit("/search", &clock).permit().expect("admitted");
     send_sync(&permit);
     drop(permit);
-    let ticket = control.acquire(Route::Web, &clock).expect("admitted");
+    let ticket = control.acquire(Class::Web, &clock).expect("admitted");
     assert!(ticket.is_counted());
     assert_eq!(control.admission().in_flight, 1);
     control.release(ticket, clock.now());
@@ -222,7 +222,7 @@ fn a_ticket_released_on_another_control_cannot_wrap_its_count() {
         LoadControl::from_config(&config),
     );
     let clock = ManualClock::new(Instant::ZERO);
-    let ticket = issuer.acquire(Route::Web, &clock).expect("admitted");
+    let ticket = issuer.acquire(Class::Web, &clock).expect("admitted");
     other.release(ticket, clock.now());
     assert_eq!(other.admission().in_flight, 0);
     assert!(other.admit("/search", &clock).is_admitted());
@@ -242,7 +242,7 @@ fn check_cannot_count_so_armed_it_sheds_its_class_as_fess_does() {
     poll(&control, &clock, 99);
     assert_eq!(control.admission().in_flight, 0);
     for _ in 0..100 {
-        assert_eq!(control.check("/search"), Decision::Reject(Route::Web));
+        assert_eq!(control.check("/search"), Decision::Reject(Class::Web));
     }
     assert_eq!(
         control.check("/api/v1/x"),
@@ -253,7 +253,7 @@ fn check_cannot_count_so_armed_it_sheds_its_class_as_fess_does() {
     // Through the cool-off, then admitted again.
     poll(&control, &clock, 10);
     poll(&control, &clock, 10);
-    assert_eq!(control.check("/search"), Decision::Reject(Route::Web));
+    assert_eq!(control.check("/search"), Decision::Reject(Class::Web));
     poll(&control, &clock, 10);
     assert_eq!(control.check("/search"), Decision::Allow);
 }
@@ -273,8 +273,8 @@ fn every_refusal_is_counted_once_under_its_reason() {
         cap: 0,
         flood: 0,
     };
-    assert_eq!(control.rejections(Route::Web), cpu_only);
-    assert_eq!(control.rejections(Route::Api), cpu_only);
+    assert_eq!(control.rejections(Class::Web), cpu_only);
+    assert_eq!(control.rejections(Class::Api), cpu_only);
 
     // The flood bound watched at every request, so that it engages without a completion.
     let control = LoadControl::from_config_with_law(&limit_config(70, 100), Law::ARRIVALS);
@@ -297,14 +297,14 @@ fn every_refusal_is_counted_once_under_its_reason() {
     assert!(control.admission().flooding);
     // Armed: the cap refuses a permit, and a request only checked is the CPU's.
     poll(&control, &clock, 90);
-    assert!(control.is_armed(Route::Web));
+    assert!(control.is_armed(Class::Web));
     assert!(!control.admit("/search", &clock).is_admitted());
     assert!(!control.check("/search").is_allowed());
-    let web = control.rejections(Route::Web);
+    let web = control.rejections(Class::Web);
     assert_eq!((web.cpu, web.cap, web.flood), (1, 1, 10));
-    assert_eq!(control.rejected(Route::Web), 12);
+    assert_eq!(control.rejected(Class::Web), 12);
     assert_eq!(control.admission().rejected_flood, 10);
-    assert_eq!(control.rejections(Route::Api), Rejections::default());
+    assert_eq!(control.rejections(Class::Api), Rejections::default());
     for reason in RejectReason::ALL {
         assert_eq!(web.get(reason), [1, 1, 10][reason.index()], "{reason}");
     }

@@ -7,7 +7,7 @@ use crate::AdmissionStats;
 use crate::admission::Bound;
 use crate::atomic::Ordering;
 use crate::node_stats::SearchPool;
-use crate::{Clock, Decision, Instant, RejectReason, Route};
+use crate::{Class, Clock, Decision, Instant, RejectReason};
 
 impl LoadControl {
     /// [`LoadControl::check`] in the limit mode. A checked request is not counted, so an
@@ -16,30 +16,30 @@ impl LoadControl {
     /// while the flood bound holds and the requests [`LoadControl::admit`] counts are at
     /// the cap.
     #[cold]
-    pub(super) fn check_limited(&self, word: Word, route: Route) -> Decision {
-        let armed = self.armed(word, route);
+    pub(super) fn check_limited(&self, word: Word, class: Class) -> Decision {
+        let armed = self.armed(word, class);
         // No clock here: the probe's halving is for counted admissions only.
         if armed {
-            self.reject(word, route)
+            self.reject(word, class)
         } else if self.limiter.in_flight() < self.limiter.bound(false, None).limit() {
             Decision::Allow
         } else {
             // The flood bound, a reason of its own.
-            self.rejected.count(route, RejectReason::Flood);
+            self.rejected.count(class, RejectReason::Flood);
             if word.monitor() {
                 Decision::Allow
             } else {
-                Decision::Reject(route)
+                Decision::Reject(class)
             }
         }
     }
 
-    /// Whether `route` (web or API; ambiguous: either) is armed in `word`.
+    /// Whether `class` (web or API; ambiguous: either) is armed in `word`.
     #[inline]
-    pub(super) fn armed(&self, word: Word, route: Route) -> bool {
-        match route {
-            Route::Api => word.armed(true),
-            Route::Ambiguous => word.armed(true) || word.armed(false),
+    pub(super) fn armed(&self, word: Word, class: Class) -> bool {
+        match class {
+            Class::Api => word.armed(true),
+            Class::Ambiguous => word.armed(true) || word.armed(false),
             _ => word.armed(false),
         }
     }
@@ -61,23 +61,34 @@ impl LoadControl {
         target: &str,
         clock: &'a C,
     ) -> Admission<Permit<'a, C>> {
-        self.admit_route(self.paths.classify(target), clock)
+        self.admit_class(self.paths.classify(target), clock)
     }
 
     /// [`LoadControl::admit`] for a request already classified.
     #[inline(always)]
-    pub fn admit_route<'a, C: Clock + ?Sized>(
+    pub fn admit_class<'a, C: Clock + ?Sized>(
         &'a self,
-        route: Route,
+        class: Class,
         clock: &'a C,
     ) -> Admission<Permit<'a, C>> {
-        match self.acquire(route, clock) {
+        match self.acquire(class, clock) {
             Ok(ticket) => Admission::Admitted(Permit::new(self, clock, ticket)),
-            Err(route) => Admission::Rejected(route),
+            Err(class) => Admission::Rejected(class),
         }
     }
 
-    /// The building block of the permits: admits `route` as [`LoadControl::admit_route`]
+    /// The name [`LoadControl::admit_class`] had before 0.5.
+    #[deprecated(since = "0.5.0", note = "renamed `admit_class`")]
+    #[inline(always)]
+    pub fn admit_route<'a, C: Clock + ?Sized>(
+        &'a self,
+        class: Class,
+        clock: &'a C,
+    ) -> Admission<Permit<'a, C>> {
+        self.admit_class(class, clock)
+    }
+
+    /// The building block of the permits: admits `class` as [`LoadControl::admit_class`]
     /// does, reading `clock` only when the request is counted; the caller must hand the
     /// ticket to [`LoadControl::release`] when the request completes.
     ///
@@ -85,13 +96,13 @@ impl LoadControl {
     ///
     /// The class to answer with the busy response when the request is rejected.
     #[inline(always)]
-    pub fn acquire<C: Clock + ?Sized>(&self, route: Route, clock: &C) -> Result<Ticket, Route> {
-        // `check_route`'s fast path, on the same single load of the word.
-        let (shift, reject_bit) = match route {
-            Route::Excluded => return Ok(Ticket::UNCOUNTED),
-            Route::Web => (Word::WEB_SHIFT, Word::REJECT_WEB),
-            Route::Api => (Word::API_SHIFT, Word::REJECT_API),
-            Route::Ambiguous => return self.acquire_ambiguous(clock),
+    pub fn acquire<C: Clock + ?Sized>(&self, class: Class, clock: &C) -> Result<Ticket, Class> {
+        // `check_class`'s fast path, on the same single load of the word.
+        let (shift, reject_bit) = match class {
+            Class::Excluded => return Ok(Ticket::UNCOUNTED),
+            Class::Web => (Word::WEB_SHIFT, Word::REJECT_WEB),
+            Class::Api => (Word::API_SHIFT, Word::REJECT_API),
+            Class::Ambiguous => return self.acquire_ambiguous(clock),
         };
         let word = self.word.load(Ordering::Relaxed);
         if (word >> shift) & 0xFF >= 100 {
@@ -104,24 +115,24 @@ impl LoadControl {
             return Ok(Ticket::UNCOUNTED);
         }
         if word & Word::LIMIT != 0 {
-            return self.acquire_limited(Word(word), route, clock);
+            return self.acquire_limited(Word(word), class, clock);
         }
-        match self.reject(Word(word), route) {
+        match self.reject(Word(word), class) {
             Decision::Allow => Ok(Ticket::UNCOUNTED), // monitor mode
-            Decision::Reject(route) => Err(route),
+            Decision::Reject(class) => Err(class),
         }
     }
 
     /// [`LoadControl::acquire`] for a target routers could read as either class.
     #[cold]
-    fn acquire_ambiguous<C: Clock + ?Sized>(&self, clock: &C) -> Result<Ticket, Route> {
+    fn acquire_ambiguous<C: Clock + ?Sized>(&self, clock: &C) -> Result<Ticket, Class> {
         let word = self.word();
         if word.limit() {
-            return self.acquire_limited(word, Route::Ambiguous, clock);
+            return self.acquire_limited(word, Class::Ambiguous, clock);
         }
         match self.check_ambiguous() {
             Decision::Allow => Ok(Ticket::UNCOUNTED),
-            Decision::Reject(route) => Err(route),
+            Decision::Reject(class) => Err(class),
         }
     }
 
@@ -130,24 +141,24 @@ impl LoadControl {
     fn acquire_limited<C: Clock + ?Sized>(
         &self,
         word: Word,
-        route: Route,
+        class: Class,
         clock: &C,
-    ) -> Result<Ticket, Route> {
+    ) -> Result<Ticket, Class> {
         let (web, api) = (word.controlled(false), word.controlled(true));
-        let route = match route {
-            Route::Excluded => return Ok(Ticket::UNCOUNTED),
-            Route::Web if !web => return Ok(Ticket::UNCOUNTED),
-            Route::Api if !api => return Ok(Ticket::UNCOUNTED),
-            Route::Ambiguous if !web && !api => return Ok(Ticket::UNCOUNTED),
-            Route::Ambiguous if api && (word.armed(true) || !web) => Route::Api,
-            Route::Ambiguous => Route::Web,
-            route => route,
+        let class = match class {
+            Class::Excluded => return Ok(Ticket::UNCOUNTED),
+            Class::Web if !web => return Ok(Ticket::UNCOUNTED),
+            Class::Api if !api => return Ok(Ticket::UNCOUNTED),
+            Class::Ambiguous if !web && !api => return Ok(Ticket::UNCOUNTED),
+            Class::Ambiguous if api && (word.armed(true) || !web) => Class::Api,
+            Class::Ambiguous => Class::Web,
+            class => class,
         };
         if self.latch.load(Ordering::Relaxed) == IDLE {
             self.trip_latch();
         }
         let now = clock.now();
-        let armed = self.armed(word, route);
+        let armed = self.armed(word, class);
         // The flood bound's look at a bucket's first request, where it watches requests (on a
         // machine whose CPU is the front end's own, or with `Watch::Requests`).
         self.limiter.arrive(now, armed);
@@ -161,13 +172,13 @@ impl LoadControl {
         } else {
             RejectReason::Flood
         };
-        self.rejected.count(route, reason);
+        self.rejected.count(class, reason);
         if word.monitor() {
             // Monitor mode: counted as a rejection, admitted, and in flight all the same.
             self.limiter.enter();
             return Ok(Ticket::counted(now));
         }
-        Err(route)
+        Err(class)
     }
 
     /// Counts out a request admitted with `ticket` that completed at `now`, recording its

@@ -9,7 +9,7 @@ use crate::admission::{Bound, Law, Limiter};
 use crate::atomic::{AtomicU8, AtomicU32, Ordering};
 use crate::policy::{Hysteresis, Outcome, Signal, SignalPolicy};
 use crate::{
-    AdmissionMode, ControlConfig, CpuPercent, Instant, Mode, RejectReason, Rejections, Route,
+    AdmissionMode, Class, ControlConfig, CpuPercent, Instant, Mode, RejectReason, Rejections,
     Threshold,
     config::FailurePolicy,
     gauge::{CpuGauge, Reading},
@@ -39,7 +39,7 @@ pub enum Decision {
     /// Serve it.
     Allow,
     /// Answer with the busy response for this class ([`crate::busy::response`]).
-    Reject(Route),
+    Reject(Class),
 }
 
 impl Decision {
@@ -124,7 +124,7 @@ impl SignalCell {
 /// thresholds are off, the latch never trips.
 ///
 /// ```
-/// use load_core::{CpuPercent, Decision, Instant, LoadControl, Outcome, Route};
+/// use load_core::{CpuPercent, Decision, Instant, LoadControl, Outcome, Class};
 ///
 /// static CONTROL: LoadControl = LoadControl::new(80, 90);
 ///
@@ -134,10 +134,10 @@ impl SignalCell {
 ///
 /// // What a monitor does with each poll:
 /// CONTROL.update(Instant::from_secs(1), Outcome::Sample(CpuPercent::new(85)));
-/// assert_eq!(CONTROL.check("/search?q=rust"), Decision::Reject(Route::Web));
+/// assert_eq!(CONTROL.check("/search?q=rust"), Decision::Reject(Class::Web));
 /// assert_eq!(CONTROL.check("/api/v1/documents"), Decision::Allow);
 /// assert_eq!(CONTROL.check("/admin/"), Decision::Allow);
-/// assert_eq!(CONTROL.rejected(Route::Web), 1);
+/// assert_eq!(CONTROL.rejected(Class::Web), 1);
 /// ```
 pub struct LoadControl {
     /// The [`Word`] requests read.
@@ -233,23 +233,30 @@ impl LoadControl {
     /// counter) write.
     #[inline]
     pub fn check(&self, target: &str) -> Decision {
-        self.check_route(self.paths.classify(target))
+        self.check_class(self.paths.classify(target))
+    }
+
+    /// The name [`LoadControl::check_class`] had before 0.5.
+    #[deprecated(since = "0.5.0", note = "renamed `check_class`")]
+    #[inline]
+    pub fn check_route(&self, class: Class) -> Decision {
+        self.check_class(class)
     }
 
     /// [`LoadControl::check`] for a request already classified.
     ///
-    /// A [`Route::Ambiguous`] request answers to both classes: it is rejected while either
-    /// is rejecting, as [`Route::Api`] when the API class is (its busy response is the
-    /// API's JSON), otherwise as [`Route::Web`], and counted under that class.
+    /// A [`Class::Ambiguous`] request answers to both classes: it is rejected while either
+    /// is rejecting, as [`Class::Api`] when the API class is (its busy response is the
+    /// API's JSON), otherwise as [`Class::Web`], and counted under that class.
     #[inline]
-    pub fn check_route(&self, route: Route) -> Decision {
+    pub fn check_class(&self, class: Class) -> Decision {
         // The class's shift and bit are constants of the match, so the admitted path stays
         // a load, a shift and two compares.
-        let (shift, reject_bit) = match route {
-            Route::Excluded => return Decision::Allow,
-            Route::Web => (Word::WEB_SHIFT, Word::REJECT_WEB),
-            Route::Api => (Word::API_SHIFT, Word::REJECT_API),
-            Route::Ambiguous => return self.check_ambiguous(),
+        let (shift, reject_bit) = match class {
+            Class::Excluded => return Decision::Allow,
+            Class::Web => (Word::WEB_SHIFT, Word::REJECT_WEB),
+            Class::Api => (Word::API_SHIFT, Word::REJECT_API),
+            Class::Ambiguous => return self.check_ambiguous(),
         };
         let word = self.word.load(Ordering::Relaxed);
         // A threshold of 100 is off (`Threshold::is_off`), here on the raw byte.
@@ -264,9 +271,9 @@ impl LoadControl {
             return Decision::Allow;
         }
         if word & Word::LIMIT != 0 {
-            return self.check_limited(Word(word), route);
+            return self.check_limited(Word(word), class);
         }
-        self.reject(Word(word), route)
+        self.reject(Word(word), class)
     }
 
     #[inline]
@@ -287,28 +294,28 @@ impl LoadControl {
         }
         if word.limit() {
             // The stricter class: the API's if it is armed, else the web's.
-            let route = if api && (word.armed(true) || !web) {
-                Route::Api
+            let class = if api && (word.armed(true) || !web) {
+                Class::Api
             } else {
-                Route::Web
+                Class::Web
             };
-            return self.check_limited(word, route);
+            return self.check_limited(word, class);
         }
         if api && word.armed(true) {
-            self.reject(word, Route::Api)
+            self.reject(word, Class::Api)
         } else if web && word.armed(false) {
-            self.reject(word, Route::Web)
+            self.reject(word, Class::Web)
         } else {
             Decision::Allow
         }
     }
 
-    /// Counts a rejection of `route` by the CPU, and rejects it unless in monitor mode.
+    /// Counts a rejection of `class` by the CPU, and rejects it unless in monitor mode.
     #[inline]
-    fn reject(&self, word: Word, route: Route) -> Decision {
-        self.rejected.count(route, RejectReason::Cpu);
+    fn reject(&self, word: Word, class: Class) -> Decision {
+        self.rejected.count(class, RejectReason::Cpu);
         if !word.monitor() {
-            Decision::Reject(route)
+            Decision::Reject(class)
         } else {
             Decision::Allow
         }
@@ -374,15 +381,15 @@ impl LoadControl {
     /// Logs, after the lock is released, the classes whose state changed.
     fn changed(&self, old: Word, next: Word) -> Transitions {
         let transitions = old.transitions_to(next);
-        for (route, armed) in transitions.iter() {
-            self.log_transition(route, armed);
+        for (class, armed) in transitions.iter() {
+            self.log_transition(class, armed);
         }
         transitions
     }
 
-    fn log_transition(&self, route: Route, armed: bool) {
+    fn log_transition(&self, class: Class, armed: bool) {
         let settings = self.settings();
-        let threshold = self.threshold(route).unwrap_or(Threshold::OFF);
+        let threshold = self.threshold(class).unwrap_or(Threshold::OFF);
         let cpu = self.gauge.cpu();
         if settings.admission == AdmissionMode::Limit {
             // Armed is not rejected: say what a request meets now, and the bound's size.
@@ -396,11 +403,11 @@ impl LoadControl {
             };
             match cpu {
                 Some(cpu) => log::info!(
-                    "Load control: {route} requests {verb}: {bound} \
+                    "Load control: {class} requests {verb}: {bound} \
                      (cpu={cpu}, threshold={threshold}%)"
                 ),
                 None => log::info!(
-                    "Load control: {route} requests {verb}: {bound} \
+                    "Load control: {class} requests {verb}: {bound} \
                      (cpu unknown, threshold={threshold}%)"
                 ),
             }
@@ -413,10 +420,10 @@ impl LoadControl {
         };
         match cpu {
             Some(cpu) => log::info!(
-                "Load control: {route} requests {verb} (cpu={cpu}, threshold={threshold}%)"
+                "Load control: {class} requests {verb} (cpu={cpu}, threshold={threshold}%)"
             ),
             None => log::info!(
-                "Load control: {route} requests {verb} (cpu unknown, threshold={threshold}%)"
+                "Load control: {class} requests {verb} (cpu unknown, threshold={threshold}%)"
             ),
         }
     }
@@ -480,17 +487,17 @@ impl LoadControl {
         Word(self.word.load(Ordering::Acquire)).settings()
     }
 
-    /// Whether the class of `route` is armed now: its requests refused (in monitor mode:
+    /// Whether the class of `class` is armed now: its requests refused (in monitor mode:
     /// would be) or, in the limit mode, admitted under the in-flight cap. The ambiguous
     /// route is armed while either class is.
     #[must_use]
-    pub fn is_armed(&self, route: Route) -> bool {
+    pub fn is_armed(&self, class: Class) -> bool {
         let word = self.word();
-        match route {
-            Route::Excluded => false,
-            Route::Web => word.armed(false),
-            Route::Api => word.armed(true),
-            Route::Ambiguous => word.armed(false) || word.armed(true),
+        match class {
+            Class::Excluded => false,
+            Class::Web => word.armed(false),
+            Class::Api => word.armed(true),
+            Class::Ambiguous => word.armed(false) || word.armed(true),
         }
     }
 
@@ -501,15 +508,15 @@ impl LoadControl {
         word.controlled(false) || word.controlled(true)
     }
 
-    /// The threshold of a class; `None` for [`Route::Excluded`] and [`Route::Ambiguous`]
+    /// The threshold of a class; `None` for [`Class::Excluded`] and [`Class::Ambiguous`]
     /// (which answers to both classes' thresholds).
     #[must_use]
-    pub fn threshold(&self, route: Route) -> Option<Threshold> {
+    pub fn threshold(&self, class: Class) -> Option<Threshold> {
         let settings = self.settings();
-        match route {
-            Route::Excluded | Route::Ambiguous => None,
-            Route::Web => Some(settings.web_threshold),
-            Route::Api => Some(settings.api_threshold),
+        match class {
+            Class::Excluded | Class::Ambiguous => None,
+            Class::Web => Some(settings.web_threshold),
+            Class::Api => Some(settings.api_threshold),
         }
     }
 
@@ -538,18 +545,18 @@ impl LoadControl {
     /// request is counted under the class that rejected it). Every busy response is in it
     /// once: [`LoadControl::rejections`] says why.
     #[must_use]
-    pub fn rejected(&self, route: Route) -> u32 {
-        self.rejections(route).total()
+    pub fn rejected(&self, class: Class) -> u32 {
+        self.rejections(class).total()
     }
 
     /// Requests of a class rejected so far, by reason ([`RejectReason`]): the CPU (Fess's
     /// rule), the limit mode's in-flight cap, its flood bound. Empty for excluded and
     /// ambiguous, as [`LoadControl::rejected`].
     #[must_use]
-    pub fn rejections(&self, route: Route) -> Rejections {
-        match route {
-            Route::Excluded | Route::Ambiguous => Rejections::default(),
-            Route::Web | Route::Api => self.rejected.of(route),
+    pub fn rejections(&self, class: Class) -> Rejections {
+        match class {
+            Class::Excluded | Class::Ambiguous => Rejections::default(),
+            Class::Web | Class::Api => self.rejected.of(class),
         }
     }
 
@@ -571,11 +578,11 @@ impl fmt::Debug for LoadControl {
         f.debug_struct("LoadControl")
             .field("settings", &self.settings())
             .field("cpu", &self.cpu())
-            .field("armed_web", &self.is_armed(Route::Web))
-            .field("armed_api", &self.is_armed(Route::Api))
+            .field("armed_web", &self.is_armed(Class::Web))
+            .field("armed_api", &self.is_armed(Class::Api))
             .field("start_requested", &self.start_requested())
-            .field("rejected_web", &self.rejected(Route::Web))
-            .field("rejected_api", &self.rejected(Route::Api))
+            .field("rejected_web", &self.rejected(Class::Web))
+            .field("rejected_api", &self.rejected(Class::Api))
             .field("admission", &self.admission())
             .finish_non_exhaustive()
     }
@@ -595,8 +602,8 @@ mod tests {
     #[test]
     fn fess_filter_cases() {
         use Decision::{Allow, Reject};
-        let web = Reject(Route::Web);
-        let api = Reject(Route::Api);
+        let web = Reject(Class::Web);
+        let api = Reject(Class::Api);
         let cases: &[(i32, i32, u8, &str, Decision)] = &[
             // defaults: everything passes whatever the CPU
             (100, 100, 100, "/search", Allow),
@@ -678,13 +685,13 @@ mod tests {
         }
         let _ = control.check("/api/v1/x");
         let _ = control.check("/admin");
-        assert_eq!(control.rejected(Route::Web), 3);
-        assert_eq!(control.rejected(Route::Api), 1);
-        assert_eq!(control.rejected(Route::Excluded), 0);
+        assert_eq!(control.rejected(Class::Web), 3);
+        assert_eq!(control.rejected(Class::Api), 1);
+        assert_eq!(control.rejected(Class::Excluded), 0);
         assert_eq!(
-            control.threshold(Route::Api),
+            control.threshold(Class::Api),
             Some(Threshold::from_fess(60))
         );
-        assert_eq!(control.threshold(Route::Excluded), None);
+        assert_eq!(control.threshold(Class::Excluded), None);
     }
 }

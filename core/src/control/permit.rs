@@ -4,7 +4,7 @@
 
 use core::fmt;
 
-use crate::{Clock, Instant, LoadControl, Route};
+use crate::{Class, Clock, Instant, LoadControl};
 
 /// A request admitted under [`crate::AdmissionMode::Limit`], or not counted at all: what
 /// [`LoadControl::release`] needs to count it out. The building block of the permits; hold
@@ -81,7 +81,7 @@ pub enum Admission<P> {
     /// Serve it, holding the permit until the answer is complete.
     Admitted(P),
     /// Answer with the busy response for this class ([`crate::busy::response`]).
-    Rejected(Route),
+    Rejected(Class),
 }
 
 impl<P> Admission<P> {

@@ -1,7 +1,7 @@
 //! Rejections per class and reason, counted on the request path.
 
 use crate::atomic::{AtomicU32, Ordering};
-use crate::{RejectReason, Rejections, Route};
+use crate::{Class, RejectReason, Rejections};
 
 /// Rejections of each class by each reason (in monitor mode: that would have been),
 /// wrapping at 2^32. An ambiguous request is counted under the class that rejected it.
@@ -20,21 +20,21 @@ impl RejectionCounters {
         }
     }
 
-    fn class(&self, route: Route) -> &[AtomicU32; 3] {
-        match route {
-            Route::Api => &self.counts[1],
+    fn class(&self, class: Class) -> &[AtomicU32; 3] {
+        match class {
+            Class::Api => &self.counts[1],
             _ => &self.counts[0],
         }
     }
 
     #[cold]
-    pub(super) fn count(&self, route: Route, reason: RejectReason) {
-        self.class(route)[reason.index()].fetch_add(1, Ordering::Relaxed);
+    pub(super) fn count(&self, class: Class, reason: RejectReason) {
+        self.class(class)[reason.index()].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The rejections of `route`'s class, by reason.
-    pub(super) fn of(&self, route: Route) -> Rejections {
-        let class = self.class(route);
+    /// The rejections of `class`'s class, by reason.
+    pub(super) fn of(&self, class: Class) -> Rejections {
+        let class = self.class(class);
         Rejections::from_array([
             class[0].load(Ordering::Relaxed),
             class[1].load(Ordering::Relaxed),
@@ -44,8 +44,8 @@ impl RejectionCounters {
 
     /// The flood bound's rejections, both classes.
     pub(super) fn flood(&self) -> u32 {
-        self.of(Route::Web)
+        self.of(Class::Web)
             .flood
-            .wrapping_add(self.of(Route::Api).flood)
+            .wrapping_add(self.of(Class::Api).flood)
     }
 }

@@ -1,6 +1,6 @@
 //! The hot-path word: everything a request decision reads, in one atomic load.
 
-use crate::{AdmissionMode, Mode, Route, Threshold};
+use crate::{AdmissionMode, Class, Mode, Threshold};
 
 use super::{Settings, Transitions};
 
@@ -113,9 +113,9 @@ impl Word {
     /// The classes whose armed state differs in `next`.
     pub(super) fn transitions_to(self, next: Word) -> Transitions {
         let mut transitions = Transitions::NONE;
-        for (route, api) in [(Route::Web, false), (Route::Api, true)] {
+        for (class, api) in [(Class::Web, false), (Class::Api, true)] {
             if self.armed(api) != next.armed(api) {
-                transitions = transitions.with(route, next.armed(api));
+                transitions = transitions.with(class, next.armed(api));
             }
         }
         transitions

@@ -8,8 +8,8 @@ use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, RawMutex};
 use crate::history::{ClusterHistory, ClusterPoint, HISTORY_LEN, LocalHistory, LocalPoint};
 use crate::status::PollCounts;
 use crate::{
-    AdaptiveGate, AdmissionMode, ClusterStatus, CpuPercent, CpuSample, Instant, LoadControl, Mode,
-    Outcome, RejectReason, Route, SourceError, Threshold,
+    AdaptiveGate, AdmissionMode, Class, ClusterStatus, CpuPercent, CpuSample, Instant, LoadControl,
+    Mode, Outcome, RejectReason, SourceError, Threshold,
 };
 
 /// Where a monitor puts each poll's outcome, and how it names them in the log.
@@ -147,8 +147,8 @@ impl<const N: usize> Sink for ClusterSink<'_, N> {
                 },
                 cpu: control.cpu(),
                 failed: matches!(outcome, Outcome::Failed),
-                armed_web: control.is_armed(Route::Web),
-                armed_api: control.is_armed(Route::Api),
+                armed_web: control.is_armed(Class::Web),
+                armed_api: control.is_armed(Class::Api),
                 rejected_web: counts.rejected_web(),
                 rejected_api: counts.rejected_api(),
                 cap: if limit { admission.cap } else { 0 },
@@ -205,8 +205,8 @@ fn log_rejections(control: &LoadControl, counts: &PollCounts) {
 
 /// [`log_rejections`] of the CPU's: Fess's wording.
 fn log_by_cpu(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
-    let threshold = |route| control.threshold(route).unwrap_or(Threshold::OFF);
-    let (w, a) = (threshold(Route::Web), threshold(Route::Api));
+    let threshold = |class| control.threshold(class).unwrap_or(Threshold::OFF);
+    let (w, a) = (threshold(Class::Web), threshold(Class::Api));
     let prefix = match control.settings().mode {
         Mode::Enforce => "Rejecting request due to high CPU load:",
         Mode::Monitor => "Would reject request due to high CPU load (monitor mode, admitted):",
@@ -238,8 +238,8 @@ fn log_by_cap(control: &LoadControl, (web, api): (u32, u32), cpu: u8) {
     };
     let state = |armed: bool| if armed { "armed" } else { "disarmed" };
     let (w, a) = (
-        state(control.is_armed(Route::Web)),
-        state(control.is_armed(Route::Api)),
+        state(control.is_armed(Class::Web)),
+        state(control.is_armed(Class::Api)),
     );
     let cap = admission.cap;
     let reason = RejectReason::Cap;

@@ -332,12 +332,12 @@ impl<R: Runtime + Default> App<R> {
         } else if let Some(peer) = &self.peer {
             // Benchmarks only: the peer's limiter decides for controlled requests.
             match self.guard.control().paths().classify(target) {
-                load_smol::Route::Excluded => (self.route(path, query), None, None),
+                load_smol::Class::Excluded => (self.route(path, query), None, None),
                 // A target read as either class is answered as a web request.
-                route => match peer.try_acquire() {
+                class => match peer.try_acquire() {
                     Some(token) => (self.route(path, query), None, Some(token)),
                     None => (
-                        Routed::Ready(self.guard.busy_http_response(route)),
+                        Routed::Ready(self.guard.busy_http_response(class)),
                         None,
                         None,
                     ),
@@ -346,8 +346,8 @@ impl<R: Runtime + Default> App<R> {
         } else {
             match self.guard.admit(target) {
                 Admission::Admitted(permit) => (self.route(path, query), Some(permit), None),
-                Admission::Rejected(route) => (
-                    Routed::Ready(self.guard.busy_http_response(route)),
+                Admission::Rejected(class) => (
+                    Routed::Ready(self.guard.busy_http_response(class)),
                     None,
                     None,
                 ),

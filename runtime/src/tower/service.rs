@@ -102,8 +102,8 @@ where
             Admission::Admitted(permit) => {
                 ResponseFuture::admitted(self.inner.call(request), PendingPermit::new(permit))
             }
-            Admission::Rejected(route) => {
-                ResponseFuture::rejected(self.guard.busy_http_response(route))
+            Admission::Rejected(class) => {
+                ResponseFuture::rejected(self.guard.busy_http_response(class))
             }
         }
     }

@@ -15,8 +15,8 @@ use cortex_m_semihosting::{debug, hprintln};
 use load_core::monitor::{ClusterSink, handle_outcome};
 use load_core::node_stats::{ParseError, parse_node_stats};
 use load_core::{
-    AdaptiveGate, ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision,
-    Instant, LoadControl, Outcome, Pass, Route, SourceError, Threshold,
+    AdaptiveGate, Class, ClusterStatus, ControlConfig, CpuPercent, CpuSample, CpuSource, Decision,
+    Instant, LoadControl, Outcome, Pass, SourceError, Threshold,
     config::Origin,
     failures::{FailureCounter, FailureLevel},
     path::classify,
@@ -114,15 +114,15 @@ fn fess_filter_cases_on_a_static() -> Check {
         )?;
     }
     expect(
-        CONTROL.check("/api/v1/x") == Decision::Reject(Route::Api),
+        CONTROL.check("/api/v1/x") == Decision::Reject(Class::Api),
         "the API class is named",
     )?;
     expect(
-        classify("/admin/../search") == Route::Ambiguous,
+        classify("/admin/../search") == Class::Ambiguous,
         "obfuscation is ambiguous",
     )?;
     expect(
-        classify("http://h/api/v1/x") == Route::Api,
+        classify("http://h/api/v1/x") == Class::Api,
         "absolute form by its path",
     )
 }
