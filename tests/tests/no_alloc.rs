@@ -92,6 +92,53 @@ fn check_never_allocates() {
     }
 }
 
+/// The limit mode's request path (README, *Admission under overload*: "no lock, no
+/// allocation"): `admit` and the permit's drop, admitted and refused, armed and not, with and
+/// without a poll's search pool.
+#[test]
+fn the_limit_modes_admit_and_drop_never_allocate() {
+    use load_core::node_stats::SearchPool;
+    use load_core::time::ManualClock;
+    use load_core::{AdmissionMode, Clock, ControlConfig, Instant, Outcome, Threshold};
+    let paths = bench_paths();
+    for (cpu, pool) in [
+        (10, None),
+        (99, None),
+        (10, Some(SearchPool::new(2, 1, 0))),
+        (99, Some(SearchPool::new(2, 2, 30))),
+    ] {
+        let mut config = ControlConfig::new();
+        config.web_threshold = Threshold::from_fess(70);
+        config.api_threshold = Threshold::from_fess(70);
+        config.admission = AdmissionMode::Limit;
+        let control = LoadControl::from_config(&config);
+        let clock = ManualClock::new(Instant::from_secs(1_000));
+        // The permits held across each round: the in-flight cap refuses some.
+        let mut held = Vec::with_capacity(1_000);
+        for second in 0..3 {
+            control.poll_sent();
+            let _ = control.update(clock.now(), Outcome::Sample(CpuPercent::new(cpu)));
+            control.observe_pool(pool);
+            for path in &paths {
+                let n = allocations_during(|| {
+                    for _ in 0..100 {
+                        let admission = control.admit(std::hint::black_box(path), &clock);
+                        if let load_core::Admission::Admitted(permit) = admission {
+                            held.push(permit);
+                        }
+                        clock.advance(std::time::Duration::from_millis(1));
+                    }
+                    held.clear();
+                });
+                assert_eq!(
+                    n, 0,
+                    "admit({path}) at {cpu}% ({pool:?}), second {second}, allocated"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn parsing_success_fixtures_never_allocates() {
     for name in [
