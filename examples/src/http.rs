@@ -387,6 +387,10 @@ mod tests {
 
     #[test]
     fn limits_keep_descriptors_for_the_process() {
+        // The README's defaults for the rest: 60 s idle, 10,000 requests a connection.
+        let limits = Limits::for_open_files(256);
+        assert_eq!(limits.idle_timeout, Duration::from_secs(60));
+        assert_eq!(limits.max_requests_per_connection, 10_000);
         assert_eq!(Limits::for_open_files(256).max_connections, 192);
         assert_eq!(Limits::for_open_files(1024).max_connections, 768);
         assert_eq!(Limits::for_open_files(100).max_connections, 36);

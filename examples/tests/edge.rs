@@ -174,6 +174,64 @@ fn pipelined_requests_are_all_answered_in_order() {
     }
 }
 
+/// README, *The HTTP edge*: a connection is closed after 10,000 requests (`Connection:
+/// close` on the last answer), so that no client holds one forever. 10,001 requests
+/// pipelined on one connection, written while the answers are read: 10,000 answers, the
+/// last one saying close, then the end of the stream.
+#[test]
+fn a_connection_is_closed_after_ten_thousand_requests() {
+    let server = Server::start("smol", &[], None);
+    let stream = TcpStream::connect(server.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut writer = stream.try_clone().expect("clone");
+    let sender = std::thread::spawn(move || {
+        let request = b"GET /no-such-page HTTP/1.1\r\nHost: x\r\n\r\n";
+        for _ in 0..10_001 {
+            if writer.write_all(request).is_err() {
+                break;
+            }
+        }
+    });
+    let mut reader = BufReader::new(stream);
+    let (mut answers, mut closed_on) = (0u32, None);
+    loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.starts_with("HTTP/1.1 ") {
+            answers += 1;
+            // The head, then a body of Content-Length bytes.
+            let mut length = 0usize;
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                    break;
+                }
+                let header = header.trim_end().to_ascii_lowercase();
+                if header.is_empty() {
+                    break;
+                }
+                if let Some(value) = header.strip_prefix("content-length:") {
+                    length = value.trim().parse().expect("a length");
+                }
+                if header == "connection: close" {
+                    closed_on.get_or_insert(answers);
+                }
+            }
+            let mut body = vec![0u8; length];
+            reader.read_exact(&mut body).expect("a body");
+        }
+    }
+    let _ = sender.join();
+    assert_eq!(answers, 10_000, "answers on one connection");
+    assert_eq!(closed_on, Some(10_000), "the last answer says close");
+    server.stop();
+}
+
 #[test]
 fn malformed_requests_get_their_status_and_the_server_keeps_serving() {
     let long_target = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(8 * 1024));

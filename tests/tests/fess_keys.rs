@@ -211,6 +211,36 @@ fn fess_connection_keys_end_to_end() {
     );
     assert!(!error.contains("Zq-s3cr"), "{error}");
 
+    // 6. Which encoding a file was read in is logged (README, *Configuration*): UTF-8 when
+    // its bytes are valid UTF-8, else ISO-8859-1, as Java's resource bundles read it.
+    let latin1 = {
+        let path = file("latin1", "");
+        std::fs::write(&path, b"# caf\xe9\nweb.load.control=80\n").expect("write");
+        path
+    };
+    let options = Options {
+        config: ConfigFrom::File(latin1.clone()),
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        ..Options::default()
+    };
+    drop(start(&options).expect("a Latin-1 file is read"));
+    let records = logs::records();
+    let read = |path: &PathBuf, how: &str| {
+        let line = format!("Read {} as {how}", path.display());
+        records
+            .iter()
+            .any(|r| r.level == log::Level::Info && r.message == line)
+    };
+    assert!(
+        read(&latin1, "ISO-8859-1: its bytes are not valid UTF-8"),
+        "{records:#?}"
+    );
+    // The file of step 1, valid UTF-8.
+    let utf8 = std::env::temp_dir()
+        .join(format!("load-fess-keys-{}-keys", std::process::id()))
+        .join("fess_config.properties");
+    assert!(read(&utf8, "UTF-8"), "{records:#?}");
+
     // No log line of this crate or the demo shows the password. (surf's HTTP/1 client logs
     // request headers at TRACE under `async_h1`; the demo's logger drops that target.)
     let records = logs::records();

@@ -229,6 +229,60 @@ async fn limit_mode<R: Runtime + Default>() {
     );
 }
 
+/// Monitor mode (README, *Configuration*: `load.control.mode=monitor` "logs what it would
+/// have rejected and admits it"): the transition and the summary say so in their own words,
+/// the requests are admitted, and Fess's enforcing wording never appears.
+async fn monitor_mode<R: Runtime + Default>() {
+    logs::start();
+    let source: &'static FixedSource = Box::leak(Box::new(FixedSource::new(CpuPercent::new(90))));
+    let config =
+        Config::from_properties("web.load.control=80\nload.control.mode=monitor").expect("config");
+    let mut control = config.control;
+    control.monitor_interval = Duration::from_millis(40);
+    let guard = LoadGuard::<R, _>::with_source(&control, source);
+    let _ = guard.check("/search");
+    assert!(wait_until(Duration::from_secs(5), || guard
+        .control()
+        .is_armed(Class::Web)));
+    for _ in 0..4 {
+        assert!(
+            guard.check("/search?q=x").is_allowed(),
+            "monitor mode admits"
+        );
+    }
+    let summary = "Would reject request due to high CPU load (monitor mode, admitted): ";
+    assert!(wait_until(Duration::from_secs(5), || !matching(
+        &logs::records(),
+        summary
+    )
+    .is_empty()));
+    guard.shutdown().await;
+
+    let records = logs::records();
+    let over = matching(
+        &records,
+        "Load control: web requests now over the threshold",
+    );
+    assert_eq!(over.len(), 1, "{records:#?}");
+    assert_eq!(
+        over[0].message,
+        "Load control: web requests now over the threshold (monitor mode: still admitted) \
+         (cpu=90%, threshold=80%)"
+    );
+    let summaries = matching(&records, summary);
+    assert_eq!(summaries.len(), 1, "{summaries:#?}");
+    assert_eq!(summaries[0].level, log::Level::Info);
+    assert_eq!(
+        summaries[0].message,
+        "Would reject request due to high CPU load (monitor mode, admitted): 4 web request(s) \
+         (threshold=80%) since the last poll, cpu=90%, reason=cpu"
+    );
+    assert!(
+        matching(&records, "Rejecting request").is_empty(),
+        "the enforcing wording is for enforcing: {records:#?}"
+    );
+}
+
 /// The flood bound says what it does, and the same everywhere: the log's refusals under
 /// `reason=flood` add up to the stats' and the metric's flood count, and the operator page
 /// gives it in its rejections line. The flood: in flight grows by 10 a bucket with one
@@ -357,6 +411,8 @@ fn monitors_log_like_fess_with_bounded_volume_and_no_credentials() {
     async_std::task::block_on(cluster_monitor::<load_async_std::AsyncStd>());
     smol::block_on(adaptive_sampler::<load_smol::Smol>());
     async_std::task::block_on(adaptive_sampler::<load_async_std::AsyncStd>());
+    smol::block_on(monitor_mode::<load_smol::Smol>());
+    async_std::task::block_on(monitor_mode::<load_async_std::AsyncStd>());
     smol::block_on(limit_mode::<load_smol::Smol>());
     async_std::task::block_on(limit_mode::<load_async_std::AsyncStd>());
     smol::block_on(flood_bound::<load_smol::Smol>());

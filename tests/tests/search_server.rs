@@ -510,9 +510,42 @@ async fn the_limit_mode_is_visible<R: Serve>() {
             "{line} missing from:\n{text}"
         );
     }
-    let page = raw_get(addr, "/admin/load").text();
+    let answer = raw_get(addr, "/admin/load");
+    // Served with the page's own headers (README, *Run the demo*).
+    for (name, value) in load_runtime::dashboard::HEADERS {
+        assert!(
+            answer.headers.iter().any(|(n, v)| n == name && v == value),
+            "{name}: {value} missing from {:?}",
+            answer.headers
+        );
+    }
+    let page = answer.text();
     assert!(page.contains("Web: armed (≥ 70%): cap"), "{page}");
     assert!(page.contains(">load.control.admission<"), "{page}");
+    // What the limit mode acts on (README, *Admission under overload*): the share this
+    // front end refused, as the stats and the metrics give it, and the cap.
+    assert_eq!(admission["fleet"]["refused_share_percent"], 0, "{armed}");
+    // Null until a poll counted a request; a share once one did.
+    let share = admission
+        .get("admitted_share_last_poll")
+        .unwrap_or_else(|| panic!("no admitted share: {armed}"));
+    assert!(
+        share.is_null() || share.as_f64().is_some_and(|s| (0.0..=1.0).contains(&s)),
+        "{armed}"
+    );
+    let metric = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
+    };
+    assert!(
+        metric("load_control_admission_cap").is_some_and(|c| c >= 3.0),
+        "the cap (at least the initial 3) missing from:\n{text}"
+    );
+    assert_eq!(
+        metric("load_control_refused_share_percent"),
+        Some(0.0),
+        "{text}"
+    );
 
     // A cluster that reports its search pool: what the front end believes of the fleet.
     stub.set(Reply::json(
@@ -552,7 +585,81 @@ async fn the_limit_mode_is_visible<R: Serve>() {
     );
 }
 
+/// README, *Configuration* (`load.control.smoothing=ewma`): "both values are shown": a step
+/// from 10 % to 90 % reaches the raw sample at once and the smoothed value that decides a
+/// little at a time, and `/admin/stats` and `/metrics` give both, apart.
+async fn smoothing_shows_the_raw_and_the_smoothed_cpu<R: Serve>() {
+    let stub = Stub::start(Reply::cpu(&[10]));
+    let config = Config::from_properties(
+        "web.load.control=80\nload.control.smoothing=ewma\nload.control.smoothing.tau=60",
+    )
+    .expect("config");
+    let server = start_with::<R>(&stub, config);
+    let addr = server.running.addr();
+    assert_eq!(get(addr, "/").await.status, 200);
+    assert!(wait_until(Duration::from_secs(5), || stats(addr)["cpu"] == 10));
+    stub.set(Reply::cpu(&[90]));
+    assert!(
+        wait_until(Duration::from_secs(5), || stats(addr)["raw_cpu"] == 90),
+        "{}",
+        stats(addr)
+    );
+    let seen = stats(addr);
+    let cpu = seen["cpu"].as_u64().expect("cpu");
+    assert!((10..80).contains(&cpu), "smoothed over a minute: {seen}");
+    // Below the threshold as smoothed: the raw 90 % rejects nothing.
+    assert_eq!(get(addr, "/search?q=a").await.status, 200);
+    let text = get(addr, "/metrics").await.text();
+    let metric = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<u64>().ok())
+    };
+    assert_eq!(
+        metric("load_control_cluster_cpu_raw_percent"),
+        Some(90),
+        "{text}"
+    );
+    assert!(
+        metric("load_control_cluster_cpu_percent").is_some_and(|c| c < 80),
+        "{text}"
+    );
+}
+
+/// README, *Run the demo*: with the built-in search (`--search builtin`, what the test
+/// servers run) the crawler only counts and the searches answer from the four built-in
+/// documents, "so that nothing but the monitor talks to the cluster".
+async fn the_builtin_search_sends_nothing_but_polls<R: Serve>() {
+    let stub = Stub::start(Reply::cpu(&[10]));
+    let server = start::<R>(&stub, 70, 80);
+    let addr = server.running.addr();
+    for query in ["a", "load", "fess"] {
+        assert_eq!(get(addr, &format!("/search?q={query}")).await.status, 200);
+        assert_eq!(
+            get(addr, &format!("/api/v1/documents?q={query}"))
+                .await
+                .status,
+            200
+        );
+    }
+    let processed = |addr| stats(addr)["crawler"]["processed"].as_u64().unwrap_or(0);
+    assert!(
+        wait_until(Duration::from_secs(5), || processed(addr) >= 3),
+        "the crawler runs"
+    );
+    assert!(stub.wait_for_requests(2, Duration::from_secs(5)), "polled");
+    for seen in stub.seen() {
+        assert!(
+            seen.method == "GET" && seen.target == load_core::node_stats::NODE_STATS_PATH,
+            "not a poll: {} {}",
+            seen.method,
+            seen.target
+        );
+    }
+}
+
 load_tests::on_both_runtimes!(
+    the_builtin_search_sends_nothing_but_polls,
+    smoothing_shows_the_raw_and_the_smoothed_cpu,
     the_limit_mode_is_visible,
     fess_filter_cases,
     lazy_start_is_visible_at_the_stub,

@@ -86,6 +86,51 @@ fn disarmed_nothing_bounds_and_armed_the_cap_does() {
     assert_eq!(held.len(), 2);
 }
 
+/// README, *Paths that must always answer*: the paths in `ControlConfig::uncontrolled` are
+/// never controlled, counted in flight or refused, armed or not, at the cap or at a flood;
+/// `/metrics/../search` and an escaped spelling stay controlled.
+#[test]
+fn uncontrolled_paths_are_never_counted_in_flight_nor_refused() {
+    let mut config = limit_config(70, 70);
+    config.uncontrolled = &["/metrics", "/healthz"];
+    let control = LoadControl::from_config(&config);
+    let clock = ManualClock::new(Instant::ZERO);
+    let uncontrolled = ["/metrics", "/metrics/jvm", "/healthz?full=1"];
+    for armed in [false, true] {
+        if armed {
+            poll(&control, &clock, 90);
+            assert!(control.is_armed(Class::Web));
+        }
+        // The class at its cap (armed) or with many in flight (not).
+        let held: Vec<_> = (0..50)
+            .filter_map(|_| control.admit("/search", &clock).permit())
+            .collect();
+        let in_flight = control.admission().in_flight;
+        for target in uncontrolled {
+            let permits: Vec<_> = (0..20)
+                .map(|_| {
+                    control
+                        .admit(target, &clock)
+                        .permit()
+                        .unwrap_or_else(|| panic!("{target} refused, armed {armed}"))
+                })
+                .collect();
+            assert!(permits.iter().all(|p| !p.is_counted()), "{target}");
+            assert_eq!(control.admission().in_flight, in_flight, "{target}");
+            assert_eq!(control.check(target), Decision::Allow, "{target}");
+        }
+        // Not the uncontrolled path: controlled as the class it is.
+        for target in ["/metricsx", "/metrics/../search", "/%6detrics"] {
+            let admission = control.admit(target, &clock);
+            assert!(
+                admission.permit().is_none_or(|p| p.is_counted()),
+                "{target} passed uncounted, armed {armed}"
+            );
+        }
+        drop(held);
+    }
+}
+
 #[test]
 fn a_class_stays_armed_for_the_cool_off_and_a_failed_poll_disarms() {
     let control = LoadControl::from_config(&limit_config(70, 100));
