@@ -129,6 +129,7 @@ pub const TRACED: Law = Law {
     relief_until: 0.0,
     flood: FloodBase::Now,
     watch: Watch::Completions,
+    veto: false,
     ..Law::DEFAULT
 };
 

@@ -243,6 +243,7 @@ const FIRST: Law = Law {
     relief_until: 0.0,
     flood: FloodBase::Now,
     watch: Watch::Completions,
+    veto: false,
     ..Law::DEFAULT
 };
 
@@ -254,6 +255,7 @@ const SCALED: Law = Law {
     relief: 0.0,
     flood: FloodBase::Now,
     watch: Watch::Completions,
+    veto: false,
     ..Law::DEFAULT
 };
 
@@ -297,6 +299,7 @@ fn the_designs_compared() {
             Law {
                 flood: FloodBase::Quiet,
                 start: Start::Held,
+                veto: false,
                 ..Law::DEFAULT
             },
         ),

@@ -47,9 +47,9 @@ fn held(law: Law) -> [usize; 6] {
 #[test]
 fn no_setting_of_the_gate_holds_the_tail_in_more_loops() {
     let default = Law::DEFAULT;
-    let variants: [(&str, Law); 7] = [
+    let variants: [(&str, Law); 8] = [
         (
-            "the default (gate 93 %, CPU smoothed by 0.15, refused share x1)",
+            "the default (gate 93 % vetoing a shrink, CPU smoothed by 0.15, refused share x1)",
             default,
         ),
         (
@@ -84,6 +84,13 @@ fn no_setting_of_the_gate_holds_the_tail_in_more_loops() {
             "refused share x2",
             Law {
                 grow: 2.0,
+                ..default
+            },
+        ),
+        (
+            "the gate grows the cap below it whatever the queue (no veto: the law before)",
+            Law {
+                veto: false,
                 ..default
             },
         ),

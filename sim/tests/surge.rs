@@ -28,6 +28,7 @@ const BEFORE: Law = Law {
     relief: 0.0,
     flood: FloodBase::Now,
     watch: Watch::Completions,
+    veto: false,
     ..Law::DEFAULT
 };
 

@@ -55,6 +55,7 @@ const SECONDS: f64 = 30.0;
 const BEFORE: Law = Law {
     flood: FloodBase::Quiet,
     start: Start::Held,
+    veto: false,
     ..Law::DEFAULT
 };
 

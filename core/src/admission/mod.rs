@@ -40,9 +40,11 @@
 //!   variance; refusing lowers the CPU and the served count alike, so the gate reads the
 //!   demand whatever the cap refuses. The error a
 //!   poll acts on is the load per core over the point, but never more than `0.6 × (cpu − 93)` above saturation and `0.05 × (cpu − 93)` below
-//!   it: below saturation the error is negative and the cap grows, whatever queue a load
-//!   below capacity keeps (OpenSearch's pool has more threads than cores, so a busy pool is
-//!   not yet a saturated node).
+//!   it. Below saturation a node at or below the point grows the cap (OpenSearch's pool
+//!   has more threads than cores, so a busy pool is not yet a saturated node), and one over
+//!   it holds the cap: the CPU vetoes a shrink but does not grow it while the node queues
+//!   (on the node, one core queueing 8 to 16 tasks read 78 to 90 % CPU). A machine's own
+//!   load, saturated by its demand, has no such veto.
 //! - **The cap while armed** (with the pool): once a poll, `cap × (1 + refused − error)`,
 //!   within 1/1.4 and 1.4 (up to `point / load` at once when the node is far below the
 //!   operating point), where `refused` is the share of this front end's demand it refused

@@ -21,6 +21,7 @@ const MOVES: Law = Law {
     relief: 0.0,
     relief_until: 0.0,
     flood: FloodBase::Now,
+    veto: false,
     ..Law::DEFAULT
 };
 
@@ -30,6 +31,7 @@ const MOVES: Law = Law {
 const HELD: Law = Law {
     flood: FloodBase::Quiet,
     start: Start::Held,
+    veto: false,
     ..Law::DEFAULT
 };
 
@@ -387,6 +389,7 @@ fn below_the_point_the_cap_starts_with_room_from_what_was_held() {
     assert_eq!(steps[0].fine, Some(ceiling(90) * 256));
 }
 
+mod gate;
 mod own;
 mod rate;
 mod start;
