@@ -104,36 +104,35 @@ impl Window {
         }
     }
 
-    /// Keeps the least per-bucket mean latency of the last whole second before bucket
-    /// `epoch`, once.
-    fn close_second(&self, epoch: u32) {
-        // Buckets are numbered from 1: bucket `e` covers `[(e - 1), e) x 100 ms`.
-        let second = (epoch - 1) / PER_SECOND; // the second `epoch` is in
-        if second == 0 {
-            return;
-        }
-        let closing = second; // the previous second, plus one
-        let slot = &self.seconds[closing as usize % SECONDS];
-        let seen = slot.epoch.load(Ordering::Acquire);
-        if seen == closing
-            || slot
+    /// Keeps `mean_us`, the mean latency of the bucket `epoch` whose slot is being reused,
+    /// as its second's least while no later second holds the slot: a second's latency
+    /// outlives its buckets, whenever they are reused (the next second, or the first
+    /// completion after a quiet spell). Two buckets of one second retired at once may keep
+    /// the greater of their means: a second is an estimate, as a bucket is.
+    fn keep(&self, epoch: u32, mean_us: u32) {
+        // Buckets are numbered from 1: bucket `e` covers `[(e - 1), e) x 100 ms`, in the
+        // second `(e - 1) / PER_SECOND`, numbered from 1 here too.
+        let second = (epoch - 1) / PER_SECOND + 1;
+        let slot = &self.seconds[second as usize % SECONDS];
+        loop {
+            let held = slot.epoch.load(Ordering::Acquire);
+            if held == second {
+                slot.mean_us.fetch_min(mean_us, Ordering::Relaxed);
+                return;
+            }
+            // The slot holds a later second (the numbers wrap every 13.6 years).
+            if held != 0 && (second.wrapping_sub(held) as i32) < 0 {
+                return;
+            }
+            if slot
                 .epoch
-                .compare_exchange(seen, closing, Ordering::AcqRel, Ordering::Acquire)
-                .is_err()
-        {
-            return;
+                .compare_exchange(held, second, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                slot.mean_us.store(mean_us, Ordering::Relaxed);
+                return;
+            }
         }
-        let least = self
-            .buckets
-            .iter()
-            .filter(|bucket| {
-                let epoch = bucket.epoch.load(Ordering::Acquire);
-                epoch != 0 && (epoch - 1) / PER_SECOND == second - 1
-            })
-            .filter_map(Bucket::mean_us)
-            .min()
-            .unwrap_or(0);
-        slot.mean_us.store(least, Ordering::Relaxed);
     }
 
     /// The bucket number of `at`, plus one (so that 0 means unused): in `1..=u32::MAX`,
@@ -149,17 +148,19 @@ impl Window {
         let epoch = Self::epoch(now);
         let bucket = &self.buckets[epoch as usize % BUCKETS];
         let seen = bucket.epoch.load(Ordering::Acquire);
-        if seen != epoch {
-            // The second before this bucket's, if it just ended, is complete: keep its mean
-            // while its buckets, this one among them, still hold it.
-            self.close_second(epoch);
-        }
+        // What the bucket held, read before it is reset, to be kept as its second's.
+        let retired = (seen != epoch && seen != 0)
+            .then(|| bucket.mean_us())
+            .flatten();
         let opened = seen != epoch
             && bucket
                 .epoch
                 .compare_exchange(seen, epoch, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok();
         if opened {
+            if let Some(mean_us) = retired {
+                self.keep(seen, mean_us);
+            }
             // Completions that race with the reset may be lost or kept: a bucket is an
             // estimate, and only its winner resets it.
             bucket.completions.store(0, Ordering::Relaxed);
@@ -241,11 +242,21 @@ impl Window {
     }
 
     /// The least mean latency the window keeps, in microseconds: of the complete buckets
-    /// of the last second and of each of the last [`SECONDS`] seconds, so that a quiet
-    /// spell of a few seconds forgets no latency (`None`: no completion in them).
+    /// still in the window and of the seconds whose buckets were reused, over the last
+    /// [`SECONDS`] seconds, so that a quiet spell of a few seconds forgets no latency, nor
+    /// a second that no completion after it closed (`None`: no completion in them).
     pub(crate) fn least_latency_us(&self, now: Instant) -> Option<u32> {
         let current = Self::epoch(now);
-        let last_second = self.complete(current).filter_map(Bucket::mean_us).min();
+        let buckets = self
+            .buckets
+            .iter()
+            .filter(|bucket| {
+                let epoch = bucket.epoch.load(Ordering::Acquire);
+                let age = current.wrapping_sub(epoch);
+                epoch != 0 && age != 0 && age <= SECONDS as u32 * PER_SECOND
+            })
+            .filter_map(Bucket::mean_us)
+            .min();
         let this_second = (current - 1) / PER_SECOND + 1;
         let seconds = self
             .seconds
@@ -257,7 +268,7 @@ impl Window {
                 (epoch != 0 && age as usize <= SECONDS && mean != 0).then_some(mean)
             })
             .min();
-        match (last_second, seconds) {
+        match (buckets, seconds) {
             (Some(bucket), Some(second)) => Some(bucket.min(second)),
             (bucket, second) => bucket.or(second),
         }
@@ -375,5 +386,44 @@ mod tests {
         // Past ten seconds, nothing.
         assert_eq!(window.least_latency_us(ms(14_000)), None);
         assert_eq!(Window::new().least_latency_us(ms(0)), None);
+    }
+
+    /// A second that no completion closed keeps its latency all the same: on a machine
+    /// whose CPU is the front end's own, a burst sent after a quiet spell completes nothing
+    /// until it has drained, and the flood bound measures the arrivals against what the
+    /// cores serve, its cores over this latency, at every look until then.
+    #[test]
+    fn a_second_no_completion_closed_keeps_its_least_latency() {
+        let window = Window::new();
+        for at in (0..580).step_by(17) {
+            window.record(ms(at), 5_000);
+        }
+        for now in [700, 1_615, 2_500, 9_900] {
+            assert_eq!(window.least_latency_us(ms(now)), Some(5_000), "at {now} ms");
+        }
+        assert_eq!(
+            window.least_latency_us(ms(11_000)),
+            None,
+            "past ten seconds"
+        );
+    }
+
+    /// Completions after a quiet spell reuse the buckets of the seconds before it: their
+    /// latencies are kept as their seconds' before the buckets are reset.
+    #[test]
+    fn completions_after_a_quiet_spell_keep_the_latency_before_it() {
+        let window = Window::new();
+        for at in (0..580).step_by(17) {
+            window.record(ms(at), 5_000);
+        }
+        for at in (4_000..4_600).step_by(10) {
+            window.record(ms(at), 370_000);
+        }
+        assert_eq!(window.least_latency_us(ms(4_700)), Some(5_000));
+        assert_eq!(
+            window.least_latency_us(ms(11_500)),
+            Some(370_000),
+            "second 0 forgotten"
+        );
     }
 }
