@@ -44,7 +44,7 @@ use crate::closed_loop::short::{self, Baseline, Figures};
 use crate::stats_trace::{self, Trace};
 
 /// The factors of the 1x rate each mode is stepped through.
-pub const FACTORS: [f64; 7] = [0.25, 0.5, 1.0, 1.25, 2.0, 3.0, 4.0];
+pub const FACTORS: [f64; 8] = [0.25, 0.5, 0.75, 1.0, 1.25, 2.0, 3.0, 4.0];
 /// A step's length, and the part of it left out of the statistics, in seconds.
 pub const STEP: f64 = 7.0;
 /// See [`STEP`].
@@ -591,10 +591,13 @@ impl Local {
         let figures: Vec<(&str, Figures)> = MODES
             .iter()
             .map(|&mode| {
-                let burst = bursts
-                    .iter()
-                    .find(|(m, _)| *m == mode)
-                    .map(|(_, (refused, of, _, _))| (*refused, *of));
+                let burst = bursts.iter().find(|(m, _)| *m == mode).map(
+                    |(_, (refused, sent, others, _))| short::Bursts {
+                        refused: *refused,
+                        sent: *sent,
+                        others: *others,
+                    },
+                );
                 (
                     mode.name(),
                     Figures::of(mode.name(), &steps, slo, &base, burst),
