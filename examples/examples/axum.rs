@@ -67,12 +67,20 @@ async fn stats(State(state): State<AppState>) -> Json<Value> {
 }
 
 async fn load_page(State(state): State<AppState>) -> impl axum::response::IntoResponse {
-    let snapshot = dashboard::Snapshot::take(&state.guard, &state.background);
-    let mut view = snapshot.view(&state.config, dashboard::DEFAULT_REFRESH);
-    view.crawled = state.crawled.load(Ordering::Relaxed);
+    let snapshot = dashboard::Snapshot::of(&state.guard).with_background(&state.background);
+    let view = snapshot
+        .view(dashboard::DEFAULT_REFRESH)
+        .with_settings(&state.config)
+        .with_work(
+            "Background work",
+            state.crawled.load(Ordering::Relaxed),
+            None,
+        )
+        .with_link("JSON stats", "/admin/stats")
+        .with_link("Prometheus metrics", "/metrics");
     (
         dashboard::HEADERS,
-        [("content-type", "text/html; charset=utf-8")],
+        [("content-type", dashboard::CONTENT_TYPE)],
         dashboard::page(&view),
     )
 }

@@ -48,6 +48,8 @@ struct BackgroundShared {
     /// Waits that had to sleep, and their total time in microseconds.
     slept: AtomicU64,
     slept_micros: AtomicU64,
+    /// How often the source is sampled.
+    interval: Duration,
 }
 
 /// What the background gate sees and did.
@@ -162,6 +164,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> BackgroundGate<R, S> {
             failures: FailureCounter::new(),
             task: TaskState::default(),
             clock: StdClock::new(),
+            interval,
             slept: AtomicU64::new(0),
             slept_micros: AtomicU64::new(0),
         });
@@ -221,6 +224,11 @@ impl<R: Runtime, S> BackgroundGate<R, S> {
         let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         shared.slept.fetch_add(1, Ordering::Relaxed);
         shared.slept_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// How often the gate's source is sampled (the time base of the page's chart).
+    pub(crate) fn interval(&self) -> Duration {
+        self.inner.shared.interval
     }
 
     /// A snapshot of the gate and of the time work spent waiting.

@@ -10,7 +10,7 @@ use load_core::monitor::{self, ClusterSink, Schedule};
 use load_core::{
     Admission, Class, Clock, ClusterStatus, Config, ControlConfig, CpuPercent, CpuSource, Decision,
     LoadControl, Stats,
-    source::{FromConfig, Role, SetupError},
+    source::{FromConfig, Role, SetupError, SourceKind},
     time::StdClock,
 };
 
@@ -59,6 +59,9 @@ pub struct LoadGuard<R: Runtime, S> {
 struct GuardInner<R, S> {
     shared: Arc<GuardShared>,
     source: Mutex<Option<S>>,
+    /// What the source reads, read once at construction (the source moves into the
+    /// monitor's task when it starts).
+    kind: Option<SourceKind>,
     runtime: R,
     /// Spawns the monitor: fixed at construction, where the source is known to be a
     /// `CpuSource` that can move to a task, so that deciding a request asks nothing of the
@@ -161,6 +164,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> LoadGuard<R, S> {
                     jitter: config.monitor_jitter,
                     clock: StdClock::new(),
                 }),
+                kind: source.as_ref().map(CpuSource::kind),
                 source: Mutex::new(source),
                 runtime,
                 start: start_monitor::<R, S>,
@@ -317,6 +321,19 @@ impl<R: Runtime, S> LoadGuard<R, S> {
         &self.inner.shared.clock
     }
 
+    /// What the source of request control reads (the cluster's busiest node, this machine,
+    /// a fixed value: [`CpuSource::kind`]); `None` when the guard was built without one
+    /// (request control off in its configuration).
+    #[must_use]
+    pub fn source_kind(&self) -> Option<SourceKind> {
+        self.inner.kind
+    }
+
+    /// How often the monitor polls (the time base of the page's charts).
+    pub(crate) fn interval(&self) -> Duration {
+        self.inner.shared.interval
+    }
+
     /// Whether the monitor was started.
     #[must_use]
     pub fn monitor_started(&self) -> bool {
@@ -384,6 +401,7 @@ impl<R: Runtime, S> fmt::Debug for LoadGuard<R, S> {
         f.debug_struct("LoadGuard")
             .field("control", &self.inner.shared.control)
             .field("status", &self.inner.shared.status)
+            .field("source", &self.inner.kind)
             .field("monitor_started", &self.monitor_started())
             .finish()
     }

@@ -214,6 +214,10 @@ impl<Z: load_core::time::Sleep + Send + Sync> CpuSource for OpenSearchSource<Z> 
             .await?;
         Ok(sample.from_endpoint(u8::try_from(index).unwrap_or(u8::MAX)))
     }
+
+    fn kind(&self) -> load_core::source::SourceKind {
+        load_core::source::SourceKind::Cluster
+    }
 }
 
 impl<Z> fmt::Debug for OpenSearchSource<Z> {

@@ -388,6 +388,10 @@ impl<C: Clock + Send> CpuSource for CgroupSource<C> {
     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
         self.sample_now()
     }
+
+    fn kind(&self) -> load_core::source::SourceKind {
+        load_core::source::SourceKind::Machine
+    }
 }
 
 impl<C> fmt::Debug for CgroupSource<C> {

@@ -268,6 +268,10 @@ impl CpuSource for SystemSource {
         };
         Ok(sample.with_own_cores(cores))
     }
+
+    fn kind(&self) -> load_core::source::SourceKind {
+        load_core::source::SourceKind::Machine
+    }
 }
 
 /// Built from a [`Config`], this process's own cgroup or the host ([`SystemSource::own`]):

@@ -99,6 +99,10 @@ impl<S: CpuSource + Send> CpuSource for Recorded<S> {
             });
         outcome
     }
+
+    fn kind(&self) -> load_core::source::SourceKind {
+        self.inner.kind()
+    }
 }
 
 #[cfg(test)]

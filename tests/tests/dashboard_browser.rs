@@ -221,3 +221,132 @@ fn the_dashboard_in_a_real_browser() {
         artifact("").display()
     );
 }
+
+/// Serves `render()`'s page on `listener` to each connection until `stop` is set: the page
+/// as a server without background work answers it, through nothing but a socket.
+fn serve_page(
+    listener: std::net::TcpListener,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    render: impl Fn() -> String + Send + 'static,
+) -> std::thread::JoinHandle<()> {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    use std::sync::atomic::Ordering;
+    listener.set_nonblocking(true).expect("nonblocking");
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            let Ok((stream, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            stream.set_nonblocking(false).expect("blocking");
+            stream
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .expect("timeout");
+            let mut reader = BufReader::new(&stream);
+            let mut request_line = String::new();
+            let _ = reader.read_line(&mut request_line);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            // The page and nothing else (the browser's favicon request gets no content).
+            let (status, body) = if request_line.starts_with("GET / ") {
+                ("200 OK", render())
+            } else {
+                ("204 No Content", String::new())
+            };
+            let mut head = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: {}\r\ncontent-length: {}\r\nconnection: close\r\n",
+                load_runtime::dashboard::CONTENT_TYPE,
+                body.len()
+            );
+            for (name, value) in load_runtime::dashboard::HEADERS {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            head.push_str("\r\n");
+            let mut stream = &stream;
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(body.as_bytes());
+        }
+    })
+}
+
+/// A server with request control alone (no background work), its source a fixed value
+/// over the limit mode's threshold: the page names the source as it is, shows no machine's
+/// CPU and no background work, links only what the server handed it, and draws the web
+/// threshold where it is. Its screenshot is `docs/dashboard-requests-only.png`.
+#[test]
+#[ignore = "needs Chromium (Debian's `chromium`); .ci/run installs it and runs this"]
+fn the_dashboard_of_a_server_without_background_work() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static SOURCE: load_core::FixedSource =
+        load_core::FixedSource::new(load_core::CpuPercent::new(85));
+    let config = load_core::Config::from_properties(
+        "web.load.control=70\napi.load.control=90\nload.control.monitor.interval=1\n\
+         load.control.admission=limit\n",
+    )
+    .expect("config");
+    let guard: load_runtime::LoadGuard<load_smol::Smol, _> =
+        load_runtime::LoadGuard::with_source(&config.control, &SOURCE);
+    // The first controlled request starts the monitor; a few polls follow.
+    let _ = guard.check("/search?q=a");
+    assert!(
+        wait_until(Duration::from_secs(10), || guard.stats().polls >= 3),
+        "the monitor did not poll"
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let stop = Arc::new(AtomicBool::new(false));
+    let page_guard = guard.clone();
+    let server = serve_page(listener, Arc::clone(&stop), move || {
+        let snapshot = load_runtime::dashboard::Snapshot::of(&page_guard);
+        let view = snapshot
+            .view(0)
+            .with_settings(&config)
+            .with_link("JSON stats", "/stats");
+        load_runtime::dashboard::page(&view)
+    });
+
+    let browser = Browser::start();
+    let mut page = browser.page();
+    page.viewport(1000, 1000, false);
+    page.navigate(&format!("http://{addr}/"));
+    let seen = page.eval(
+        r#"(() => {
+  const chart = document.querySelector('#cluster-cpu');
+  const plot = chart.querySelector('rect.plot').getBoundingClientRect();
+  const web = chart.querySelector('line.threshold.web').getBoundingClientRect();
+  return {
+    source: document.querySelector('#cluster-now').textContent,
+    heading: document.querySelector('h2').textContent,
+    local: document.querySelector('#local-cpu') !== null,
+    work: document.querySelector('#crawler-state') !== null,
+    links: [...document.querySelectorAll('a')].map((a) => a.getAttribute('href')),
+    web: (web.top - plot.top) / plot.height,
+    reads: document.querySelector('#fleet').textContent,
+  };
+})()"#,
+    );
+    assert_eq!(seen["source"], "CPU (a fixed value): 85%", "{seen}");
+    assert_eq!(seen["heading"], "CPU (a fixed value)", "{seen}");
+    assert_eq!(seen["local"], false, "{seen}");
+    assert_eq!(seen["work"], false, "{seen}");
+    assert_eq!(seen["links"], serde_json::json!(["/stats"]), "{seen}");
+    assert!(close(&seen["web"], 0.30), "web line: {seen}");
+    assert!(
+        seen["reads"]
+            .as_str()
+            .unwrap()
+            .contains("What the limit mode reads"),
+        "{seen}"
+    );
+    page.screenshot(&artifact("requests-only.png"));
+    assert_eq!(page.errors(), Vec::<String>::new(), "console errors");
+    drop(page);
+    drop(browser);
+    stop.store(true, Ordering::Relaxed);
+    server.join().expect("the page's server");
+    smol::block_on(guard.shutdown());
+}

@@ -346,13 +346,10 @@ async fn flood_bound<R: Runtime + Default>() {
         logged(&logs::records())
     );
     the_counts_agree(&guard, RejectReason::Flood, refused);
-    let gate = BackgroundGate::<R, _>::with_source_every(
-        load_core::GateThreshold::from_fess(0),
-        Duration::from_secs(1),
-        source,
-    );
     let page = load_runtime::dashboard::page(
-        &load_runtime::dashboard::Snapshot::take(&guard, &gate).view(&config, 0),
+        &load_runtime::dashboard::Snapshot::of(&guard)
+            .view(0)
+            .with_settings(&config),
     );
     let line = format!(
         "<p id=\"rejections\">Rejected in all: web {refused} (cpu 0, cap 0, flood {refused}), \
@@ -360,7 +357,6 @@ async fn flood_bound<R: Runtime + Default>() {
     );
     assert!(page.contains(&line), "{line} missing from:\n{page}");
     drop(held);
-    gate.shutdown().await;
     guard.shutdown().await;
 
     let records = logs::records();

@@ -580,7 +580,7 @@ async fn the_limit_mode_is_visible<R: Serve>() {
     );
     let page = raw_get(addr, "/admin/load").text();
     assert!(
-        page.contains("search pool had 2 queued and 7 of 7 threads busy"),
+        page.contains("2 queued and 7 of 7 search threads busy"),
         "{page}"
     );
 }

@@ -96,6 +96,10 @@ impl CpuSource for &ScriptedSource<'_> {
     fn sample(&mut self) -> impl Future<Output = Result<CpuSample, SourceError>> + Send {
         core::future::ready(self.next())
     }
+
+    fn kind(&self) -> super::SourceKind {
+        super::SourceKind::Fixed
+    }
 }
 
 /// A test double whose value the test sets at any time (`None`: unknown, or fail with
@@ -209,5 +213,9 @@ impl FixedSource {
 impl CpuSource for &FixedSource {
     fn sample(&mut self) -> impl Future<Output = Result<CpuSample, SourceError>> + Send {
         core::future::ready(self.next())
+    }
+
+    fn kind(&self) -> super::SourceKind {
+        super::SourceKind::Fixed
     }
 }

@@ -10,10 +10,12 @@ use crate::node_stats::NodeStats;
 
 mod doubles;
 mod error;
+mod kind;
 mod setup;
 
 pub use doubles::{FixedSource, ScriptedSource};
 pub use error::{BodyError, SourceError, SourceErrorKind};
+pub use kind::SourceKind;
 pub use setup::{FromConfig, Role, SetupError};
 
 /// One reading of a CPU source, built with [`CpuSample::local`] or [`CpuSample::cluster`]
@@ -149,11 +151,21 @@ impl CpuSample {
 pub trait CpuSource {
     /// Takes one sample.
     fn sample(&mut self) -> impl Future<Output = Result<CpuSample, SourceError>> + Send;
+
+    /// What the source reads, for the operator's page and the log: by default
+    /// [`SourceKind::Unnamed`]. The sources of this project's crates each say theirs.
+    fn kind(&self) -> SourceKind {
+        SourceKind::Unnamed
+    }
 }
 
 impl<S: CpuSource + Send + ?Sized> CpuSource for &mut S {
     fn sample(&mut self) -> impl Future<Output = Result<CpuSample, SourceError>> + Send {
         (**self).sample()
+    }
+
+    fn kind(&self) -> SourceKind {
+        (**self).kind()
     }
 }
 
@@ -168,6 +180,13 @@ where
         match self {
             futures::future::Either::Left(a) => a.sample().await,
             futures::future::Either::Right(b) => b.sample().await,
+        }
+    }
+
+    fn kind(&self) -> SourceKind {
+        match self {
+            futures::future::Either::Left(a) => a.kind(),
+            futures::future::Either::Right(b) => b.kind(),
         }
     }
 }

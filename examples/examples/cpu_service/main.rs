@@ -129,6 +129,10 @@ impl CpuSource for CpuOnly {
     async fn sample(&mut self) -> Result<CpuSample, SourceError> {
         Ok(self.0.sample().await?.without_own_cores())
     }
+
+    fn kind(&self) -> load_core::source::SourceKind {
+        self.0.kind()
+    }
 }
 
 enum Control {

@@ -116,8 +116,17 @@ impl<R: Runtime + Default> App<R> {
     #[must_use]
     pub fn dashboard(&self, refresh: u32) -> String {
         let config = self.config();
-        let snapshot = dashboard::Snapshot::take(&self.guard, &self.background);
-        let mut view = snapshot.view(&config, refresh);
+        let snapshot = dashboard::Snapshot::of(&self.guard).with_background(&self.background);
+        let mut view = snapshot
+            .view(refresh)
+            .with_settings(&config)
+            .with_work(
+                "Crawler",
+                self.crawled(),
+                self.search.as_ref().map(|_| self.indexed()),
+            )
+            .with_link("JSON: /admin/stats", "/admin/stats")
+            .with_link("Prometheus: /metrics", "/metrics");
         view.settings.push((
             "answered the last poll",
             match (&config.cluster.urls, self.answered()) {
@@ -126,8 +135,6 @@ impl<R: Runtime + Default> App<R> {
                 (Some(_), None) => "none yet".to_owned(),
             },
         ));
-        view.crawled = self.crawled();
-        view.indexed = self.search.as_ref().map(|_| self.indexed());
         dashboard::page(&view)
     }
 
