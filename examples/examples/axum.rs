@@ -17,33 +17,27 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use axum::extract::{Query, State};
+use axum::extract::{Query, Request, State};
 use axum::routing::get;
 use axum::{Json, Router, ServiceExt};
 use futures::future::Either;
-use load_tokio::prometheus::prometheus_client::registry::Registry;
+use load_tokio::dashboard::{self, Snapshot};
 use load_tokio::{
     BackgroundGate, Config, LoadCollector, LoadControlLayer, LoadGuard, OpenSearchSource,
-    SystemSource, dashboard, prometheus,
-    source::{FromConfig, Role},
+    SystemSource, prometheus,
 };
 use serde_json::{Value, json};
 use tower_layer::Layer;
 
-/// Paths that must answer under any load: the scraper and the orchestrator's probe.
-const UNCONTROLLED: &[&str] = &["/metrics", "/healthz"];
-
 type Guard = LoadGuard<Either<OpenSearchSource, SystemSource>>;
 
+/// What the example's own routes share: the guard and the gate for `/admin/stats`, and its
+/// background work's count.
 #[derive(Clone)]
 struct AppState {
     guard: Guard,
     background: BackgroundGate,
     crawled: Arc<AtomicU64>,
-    /// The guard's and the gate's metrics, read at each scrape.
-    metrics: Arc<Registry>,
-    /// The configuration the guard and the gate were built with, for the page.
-    config: Arc<Config>,
 }
 
 async fn search(Query(query): Query<std::collections::HashMap<String, String>>) -> String {
@@ -66,43 +60,18 @@ async fn stats(State(state): State<AppState>) -> Json<Value> {
     }))
 }
 
-async fn load_page(State(state): State<AppState>) -> impl axum::response::IntoResponse {
-    let snapshot = dashboard::Snapshot::of(&state.guard).with_background(&state.background);
-    let view = snapshot
-        .view(dashboard::DEFAULT_REFRESH)
-        .with_settings(&state.config)
-        .with_work(
-            "Background work",
-            state.crawled.load(Ordering::Relaxed),
-            None,
+/// The example's own routes: what any service has before load control.
+fn routes(state: AppState) -> Router {
+    Router::new()
+        .route("/search", get(search))
+        .route("/api/v1/documents", get(documents))
+        .route("/admin/stats", get(stats))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            "/css/style.css",
+            get(|| async { "body { font-family: sans-serif; }\n" }),
         )
-        .with_link("JSON stats", "/admin/stats")
-        .with_link("Prometheus metrics", "/metrics");
-    (
-        dashboard::HEADERS,
-        [("content-type", dashboard::CONTENT_TYPE)],
-        dashboard::page(&view),
-    )
-}
-
-async fn metrics(State(state): State<AppState>) -> ([(&'static str, &'static str); 1], String) {
-    let (content_type, body) = prometheus::scrape(&state.metrics);
-    ([("content-type", content_type)], body)
-}
-
-/// The cluster when its address is configured, else this machine's CPU (single box).
-fn guard(config: &Config) -> Result<Guard, String> {
-    let source = match &config.cluster.urls {
-        Some(_) => Either::Left(OpenSearchSource::from_config(config, Role::Cluster)),
-        None => Either::Right(SystemSource::from_config(config, Role::Cluster)),
-    };
-    let source = match source {
-        Either::Left(cluster) => Either::Left(cluster.map_err(|e| e.to_string())?),
-        Either::Right(local) => Either::Right(local.map_err(|e| e.to_string())?),
-    };
-    let mut control = config.control;
-    control.uncontrolled = UNCONTROLLED;
-    Ok(LoadGuard::with_source(&control, source))
+        .with_state(state)
 }
 
 struct Args {
@@ -147,54 +116,6 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (guard, background) = match (
-        guard(&args.config),
-        BackgroundGate::from_config(&args.config),
-    ) {
-        (Ok(guard), Ok(background)) => (guard, background),
-        (Err(error), _) => {
-            eprintln!("axum example: error: {error}");
-            return ExitCode::from(2);
-        }
-        (_, Err(error)) => {
-            eprintln!("axum example: error: {error}");
-            return ExitCode::from(2);
-        }
-    };
-    let registry: Registry = LoadCollector::new()
-        .guard(&guard)
-        .gate(&background)
-        .into_registry();
-    let state = AppState {
-        guard: guard.clone(),
-        background: background.clone(),
-        crawled: Arc::new(AtomicU64::new(0)),
-        metrics: Arc::new(registry),
-        config: Arc::new(args.config.clone()),
-    };
-
-    // Background work: each unit waits while this machine is busy.
-    let crawler = state.clone();
-    tokio::spawn(async move {
-        // Ends when the gate is shut down.
-        while crawler.background.wait().await.is_proceed() {
-            crawler.crawled.fetch_add(1, Ordering::Relaxed);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    });
-
-    let router = Router::new()
-        .route("/search", get(search))
-        .route("/api/v1/documents", get(documents))
-        .route("/admin/stats", get(stats))
-        .route("/admin/load", get(load_page))
-        .route("/metrics", get(metrics))
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route(
-            "/css/style.css",
-            get(|| async { "body { font-family: sans-serif; }\n" }),
-        )
-        .with_state(state);
     let listener = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => listener,
         Err(error) => {
@@ -205,35 +126,177 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match listener.local_addr() {
-        Ok(addr) => println!("listening on http://{addr}"),
-        Err(error) => eprintln!("axum example: cannot read the address: {error}"),
+    if let Ok(addr) = listener.local_addr() {
+        println!("listening on http://{addr}");
     }
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    // The layer goes around the whole router: it sees every request-target as received,
-    // before routing (and before a nested router strips its prefix).
-    let served = if args.with_layer {
-        let app = LoadControlLayer::new(guard.clone()).layer(router);
-        axum::serve(
-            listener,
-            ServiceExt::<axum::extract::Request>::into_make_service(app),
-        )
-        .with_graceful_shutdown(stop)
-        .await
-    } else {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(stop)
-            .await
-    };
-    guard.shutdown().await;
-    background.shutdown().await;
-    match served {
+    match serve(args.config, listener, args.with_layer, stop).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("axum example: error: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Serves the example on `listener` until `stop`: its routes, with load control around
+/// them unless `with_layer` is false (the same routes bare, for benchmarks).
+async fn serve(
+    mut config: Config,
+    listener: tokio::net::TcpListener,
+    with_layer: bool,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    // wiring: begin (all of load control: the README counts these lines)
+    config.control.uncontrolled = &["/metrics", "/healthz"];
+    let guard: Guard = LoadGuard::from_config(&config)?;
+    let background: BackgroundGate = BackgroundGate::from_config(&config)?;
+    let collector = LoadCollector::new().guard(&guard).gate(&background);
+    let metrics = Arc::new(collector.into_registry());
+    let (page_guard, page_gate) = (guard.clone(), background.clone());
+    let page = move || async move {
+        let snapshot = Snapshot::of(&page_guard).with_background(&page_gate);
+        dashboard::response(&snapshot.view(2))
+    };
+    let metrics = move || async move { prometheus::response(&metrics) };
+    let with_load_control = |routes: Router| {
+        let routes = routes.route("/metrics", get(metrics));
+        LoadControlLayer::new(guard.clone()).layer(routes.route("/admin/load", get(page)))
+    };
+    // wiring: end
+
+    // Background work: each unit waits while this machine is busy; ends when the gate is
+    // shut down.
+    let crawled = Arc::new(AtomicU64::new(0));
+    let (gate, count) = (background.clone(), Arc::clone(&crawled));
+    tokio::spawn(async move {
+        while gate.wait().await.is_proceed() {
+            count.fetch_add(1, Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    let state = AppState {
+        guard: guard.clone(),
+        background: background.clone(),
+        crawled,
+    };
+    // The layer goes around the whole router: it sees every request-target as received,
+    // before routing (and before a nested router strips its prefix).
+    let served = if with_layer {
+        let app = with_load_control(routes(state));
+        axum::serve(listener, ServiceExt::<Request>::into_make_service(app))
+            .with_graceful_shutdown(stop)
+            .await
+    } else {
+        axum::serve(listener, routes(state))
+            .with_graceful_shutdown(stop)
+            .await
+    };
+    guard.shutdown().await;
+    background.shutdown().await;
+    Ok(served?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpStream};
+
+    use super::*;
+
+    /// `GET path` on `addr`, the connection closed after it: the answer's head and body.
+    fn get(addr: SocketAddr, path: &str) -> (String, String) {
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+        )
+        .expect("write");
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+        (head.to_ascii_lowercase(), body.to_owned())
+    }
+
+    /// The README states how many lines the whole wiring takes: the lines between the
+    /// markers, which at most 15 may be.
+    #[test]
+    fn the_wiring_takes_the_lines_the_readme_states() {
+        let source = include_str!("axum.rs");
+        let begin = source.find("// wiring: begin").expect("begin");
+        let end = source.find("// wiring: end").expect("end");
+        // The lines after the begin marker's and before the end marker's.
+        let lines = source[begin..end].lines().count() - 2;
+        assert!(lines <= 15, "{lines} lines of wiring");
+        let readme = include_str!("../../README.md");
+        let stated = format!("in {lines} lines");
+        assert!(
+            readme.contains(&format!("{stated} (`examples/examples/axum.rs`")),
+            "the README does not say the wiring is {stated}"
+        );
+    }
+
+    /// Served on a loopback port at a web threshold of 0 (Fess's rule: every web request
+    /// refused once the monitor has polled), on this machine's CPU: `/search` is answered
+    /// 429, while `/metrics`, `/healthz` and the page stay answered, each with its type.
+    #[test]
+    fn the_wiring_protects_the_service_and_serves_metrics_and_the_page() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let config = Config::from_properties("web.load.control=0\nadaptive.load.control=0\n")
+            .expect("config");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = runtime.spawn(serve(config, listener, true, async {
+            let _ = stopped.await;
+        }));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let (head, _) = get(addr, "/search?q=a");
+            if head.starts_with("http/1.1 429") {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never refused: {head}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let (head, body) = get(addr, "/metrics");
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert!(
+            head.contains(&format!("content-type: {}", prometheus::CONTENT_TYPE)),
+            "{head}"
+        );
+        assert!(body.contains("load_control_"), "{body}");
+        let (head, _) = get(addr, "/healthz");
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        let (head, body) = get(addr, "/admin/load");
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert!(
+            head.contains("content-type: text/html; charset=utf-8"),
+            "{head}"
+        );
+        assert!(
+            head.contains("content-security-policy: default-src 'none'"),
+            "{head}"
+        );
+        assert!(body.contains("This machine's CPU"), "{body}");
+        let _ = stop.send(());
+        runtime
+            .block_on(served)
+            .expect("the server task")
+            .expect("served");
     }
 }

@@ -419,3 +419,27 @@ pub fn scrape(registry: &Registry) -> (&'static str, String) {
     let _ = prometheus_client::encoding::text::encode(&mut body, registry);
     (CONTENT_TYPE, body)
 }
+
+/// One scrape of `registry` as a `/metrics` answer: its headers (the content type) and body.
+/// axum answers the pair as it is (`IntoResponse`); with hyper, set each header.
+///
+/// ```
+/// use load_runtime::prometheus::{CONTENT_TYPE, LoadCollector, response};
+/// use load_runtime::{ControlConfig, CpuPercent, FixedSource, LoadGuard, Runtime, time::Sleep};
+///
+/// # #[derive(Clone, Copy, Default)] struct Rt;
+/// # impl Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
+/// # impl Runtime for Rt { fn spawn(&self, _: impl std::future::Future<Output = ()> + Send + 'static) {} }
+/// static CLUSTER: FixedSource = FixedSource::new(CpuPercent::new(42));
+/// let guard: LoadGuard<Rt, _> = LoadGuard::with_source(&ControlConfig::new(), &CLUSTER);
+/// let registry = LoadCollector::new().guard(&guard).into_registry();
+///
+/// let (headers, body) = response(&registry);
+/// assert_eq!(headers, [("content-type", CONTENT_TYPE)]);
+/// assert!(body.ends_with("# EOF\n"));
+/// ```
+#[must_use]
+pub fn response(registry: &Registry) -> ([(&'static str, &'static str); 1], String) {
+    let (content_type, body) = scrape(registry);
+    ([("content-type", content_type)], body)
+}

@@ -61,6 +61,47 @@ pub trait FromConfig: Sized {
     fn from_config(config: &Config, role: Role) -> Result<Self, SetupError>;
 }
 
+/// Fess's single box: the cluster `A` for [`Role::Cluster`] when the configuration names
+/// one (`search_engine.http.url`), else this machine `B`; `B` for [`Role::Local`]. With
+/// `Either<OpenSearchSource, SystemSource>`, `LoadGuard::from_config` polls the cluster when
+/// its address is set and reads the service's own CPU when it is not, as the demo does.
+///
+/// ```
+/// use futures::future::Either;
+/// use load_core::source::{FromConfig, Role, SetupError};
+/// use load_core::{Config, CpuPercent, CpuSample, CpuSource, SourceError};
+///
+/// struct Cluster;
+/// struct Machine;
+/// # impl CpuSource for Cluster { async fn sample(&mut self) -> Result<CpuSample, SourceError> { Ok(CpuSample::local(CpuPercent::new(1))) } }
+/// # impl CpuSource for Machine { async fn sample(&mut self) -> Result<CpuSample, SourceError> { Ok(CpuSample::local(CpuPercent::new(2))) } }
+/// impl FromConfig for Cluster {
+///     fn from_config(_: &Config, _: Role) -> Result<Cluster, SetupError> { Ok(Cluster) }
+/// }
+/// impl FromConfig for Machine {
+///     fn from_config(_: &Config, _: Role) -> Result<Machine, SetupError> { Ok(Machine) }
+/// }
+///
+/// type Source = Either<Cluster, Machine>;
+/// let single_box = Config::from_properties("web.load.control=80")?;
+/// let cluster = Config::from_properties("search_engine.http.url=http://127.0.0.1:9200")?;
+/// assert!(matches!(Source::from_config(&single_box, Role::Cluster), Ok(Either::Right(Machine))));
+/// assert!(matches!(Source::from_config(&cluster, Role::Cluster), Ok(Either::Left(Cluster))));
+/// assert!(matches!(Source::from_config(&cluster, Role::Local), Ok(Either::Right(Machine))));
+/// # Ok::<(), load_core::ConfigError>(())
+/// ```
+impl<A: FromConfig, B: FromConfig> FromConfig for futures::future::Either<A, B> {
+    /// # Errors
+    ///
+    /// Those of the source chosen.
+    fn from_config(config: &Config, role: Role) -> Result<Self, SetupError> {
+        match (role, &config.cluster.urls) {
+            (Role::Cluster, Some(_)) => A::from_config(config, role).map(Self::Left),
+            _ => B::from_config(config, role).map(Self::Right),
+        }
+    }
+}
+
 /// Why a source or a handle could not be set up. Small and `Copy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

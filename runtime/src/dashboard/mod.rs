@@ -6,7 +6,7 @@
 //! [`Snapshot::of`] reads a guard ([`Snapshot::with_background`] adds a gate),
 //! [`Snapshot::view`] makes the [`View`] of it (grown with [`View::with_settings`],
 //! [`View::with_work`] and [`View::with_link`]), and [`page`] renders it; serve it with
-//! [`HEADERS`] and [`CONTENT_TYPE`]. Everything after the snapshot is a pure function of a
+//! [`HEADERS`] and [`CONTENT_TYPE`], or answer [`response`]'s headers and body. Everything after the snapshot is a pure function of a
 //! [`View`], so the charts are tested without a browser and in one (the project's Chromium
 //! test of the demo's page).
 //!
@@ -60,7 +60,7 @@ mod svg;
 mod tests;
 mod view;
 
-pub use page::page;
+pub use page::{page, response};
 pub use snapshot::Snapshot;
 pub use view::{Background, View};
 

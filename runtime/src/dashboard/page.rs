@@ -170,6 +170,33 @@ fn acts_on(live: &AdmissionStats) -> String {
     format!("{load}; {saturated}")
 }
 
+/// The page of `view` as an answer: its headers ([`super::HEADERS`] and the content type)
+/// and body. axum answers the pair as it is (`IntoResponse`); with hyper, set each header.
+///
+/// ```
+/// use load_runtime::dashboard::{self, Snapshot};
+/// use load_runtime::{ControlConfig, CpuPercent, FixedSource, LoadGuard, Runtime, time::Sleep};
+///
+/// # #[derive(Clone, Copy, Default)] struct Rt;
+/// # impl Sleep for Rt { async fn sleep(&self, _: std::time::Duration) {} }
+/// # impl Runtime for Rt { fn spawn(&self, _: impl std::future::Future<Output = ()> + Send + 'static) {} }
+/// static CLUSTER: FixedSource = FixedSource::new(CpuPercent::new(42));
+/// let guard: LoadGuard<Rt, _> = LoadGuard::with_source(&ControlConfig::new(), &CLUSTER);
+///
+/// let (headers, body) = dashboard::response(&Snapshot::of(&guard).view(2));
+/// assert!(headers.contains(&("content-type", dashboard::CONTENT_TYPE)));
+/// assert!(headers.contains(&("cache-control", "no-store")));
+/// assert!(body.starts_with("<!DOCTYPE html>"));
+/// ```
+#[must_use]
+pub fn response(view: &View<'_>) -> ([(&'static str, &'static str); 4], String) {
+    let [csp, cache, sniff] = super::HEADERS;
+    (
+        [("content-type", super::CONTENT_TYPE), csp, cache, sniff],
+        page(view),
+    )
+}
+
 /// The whole page: the badges, the charts, the settings the view holds and the links the
 /// caller handed it.
 #[must_use]
