@@ -116,3 +116,46 @@ impl Drop for PeerToken {
         self.release(None);
     }
 }
+
+/// Answers `request` with the peer deciding instead of the limit mode (benchmarks only):
+/// the guard's classification of the target as received (an excluded page goes through),
+/// the peer's token for a controlled one or the guard's busy response, the routes, and the
+/// token released with a sample unless the routes marked the answer
+/// [`load_runtime::tower::Unrecorded`] (as the layer records a permit). A target read as
+/// either class is answered as a web request.
+pub(crate) async fn through_the_peer<R, B>(
+    app: Arc<crate::app::App<R>>,
+    mut routes: crate::app::service::Routes<R>,
+    request: hyper::Request<B>,
+) -> hyper::Response<http_body_util::Full<bytes::Bytes>>
+where
+    R: load_smol::Runtime + Default + Sync + Send + 'static,
+{
+    use tower_service::Service as _;
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |target| target.as_str());
+    let class = app.guard().control().paths().classify(target);
+    let token = match (class, app.peer()) {
+        (load_smol::Class::Excluded, _) | (_, None) => None,
+        (class, Some(peer)) => match peer.try_acquire() {
+            Some(token) => Some(token),
+            None => return app.guard().busy_http_response(class),
+        },
+    };
+    let mut response = match routes.call(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    };
+    let unrecorded = response
+        .extensions_mut()
+        .remove::<load_runtime::tower::Unrecorded>()
+        .is_some();
+    match token {
+        Some(token) if !unrecorded => token.complete(),
+        // Released without a sample when dropped.
+        _ => {}
+    }
+    response
+}

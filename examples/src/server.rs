@@ -35,11 +35,7 @@ pub trait Serve: Runtime + Default {
 fn handler<R: Runtime + Default + Sync>(app: Arc<App<R>>) -> Arc<Handler> {
     Arc::new(move |request| {
         let app = Arc::clone(&app);
-        Box::pin(async move {
-            let pending = app.handle(&request);
-            drop(request);
-            pending.await
-        })
+        Box::pin(async move { app.handle(request).await })
     })
 }
 

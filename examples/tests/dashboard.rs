@@ -19,7 +19,7 @@ fn the_last_poll_error_shows_no_password() {
     .expect("config");
     config.control.monitor_interval = Duration::from_secs(1);
     let app = App::<load_smol::Smol>::new(config).expect("app");
-    let _ = smol::block_on(app.handle(&hyper::Request::get("/search").body(()).expect("request")));
+    let _ = smol::block_on(app.handle(hyper::Request::get("/search").body(()).expect("request")));
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while app.guard().history().last_error().is_none() {
         assert!(std::time::Instant::now() < deadline, "no poll failed");

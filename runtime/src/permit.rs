@@ -103,6 +103,14 @@ impl PendingPermit {
     pub fn complete(&mut self) {
         drop(self.0.take());
     }
+
+    /// The answer is complete but did none of the work the cap bounds (a 404, a cache hit):
+    /// counts the request out without recording it ([`RequestPermit::abandon`]), once.
+    pub fn abandon(&mut self) {
+        if let Some(permit) = self.0.take() {
+            permit.abandon();
+        }
+    }
 }
 
 impl Drop for PendingPermit {

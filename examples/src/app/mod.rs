@@ -18,7 +18,7 @@ use hyper::{Request, Response};
 use load_runtime::{BackgroundGate, LoadGuard};
 use load_smol::monitor::Stop;
 use load_smol::{
-    Admission, Config, FixedSource, OpenSearchSource, PendingPermit, Runtime, SystemSource,
+    Config, ControlConfig, FixedSource, OpenSearchSource, Runtime, SystemSource,
     source::{FromConfig, Role},
 };
 
@@ -30,10 +30,10 @@ mod admin;
 mod crawler;
 mod results;
 mod routes;
+pub mod service;
 
 pub use admin::{DASHBOARD_REFRESH, dashboard_window};
 pub use crawler::BATCH;
-use routes::Routed;
 pub use routes::segments;
 
 /// The cluster signal: the cluster when its address is known, else this machine's CPU.
@@ -221,7 +221,7 @@ impl<R: Runtime + Default> App<R> {
         Arc::new(App {
             request_cpu,
             background_cpu: None,
-            guard: LoadGuard::with_source(&config.control, cluster),
+            guard: LoadGuard::with_source(&uncontrolled(config.control), cluster),
             background,
             config: Mutex::new(config),
             search,
@@ -308,80 +308,53 @@ impl<R: Runtime + Default> App<R> {
         self.background.shutdown().await;
     }
 
-    /// Answers one request: load control first, then the route.
+    /// Answers one request through the library's tower layer (`load_runtime::tower`), in
+    /// front of the demo's routes ([`service::Routes`]); with `--peer-limiter`, through the
+    /// benchmark peer instead ([`crate::peer::Peer`]).
     ///
     /// Load control sees the request target as received (path, `;params` and query; an
     /// absolute-form target's path), before anything has normalised it; the router reads
     /// the same path (see [`segments`]). An admitted request's permit is held until its
     /// answer is built (with a cluster, until the search has run): with
     /// `load.control.admission=limit` the in-flight count is the requests being answered.
-    pub fn handle<'a, B>(
-        &'a self,
-        request: &Request<B>,
-    ) -> impl Future<Output = Response<Full<Bytes>>> + Send + use<'a, R, B>
+    /// `/metrics` is never controlled ([`UNCONTROLLED`]), and a 404 did no work: the routes
+    /// mark it [`load_runtime::tower::Unrecorded`].
+    pub fn handle<B: Send + 'static>(
+        self: &Arc<Self>,
+        request: Request<B>,
+    ) -> impl Future<Output = Response<Full<Bytes>>> + Send + use<R, B>
     where
-        R: Sync,
+        R: Sync + Send + 'static,
     {
-        let uri = request.uri();
-        let path = uri.path();
-        let query = uri.query().unwrap_or_default();
-        let target = uri.path_and_query().map_or("/", |target| target.as_str());
-        // Monitoring must keep working under overload: it is served before load control.
-        let (routed, permit, token) = if path == "/metrics" {
-            (self.route(path, query), None, None)
-        } else if let Some(peer) = &self.peer {
-            // Benchmarks only: the peer's limiter decides for controlled requests.
-            match self.guard.control().paths().classify(target) {
-                load_smol::Class::Excluded => (self.route(path, query), None, None),
-                // A target read as either class is answered as a web request.
-                class => match peer.try_acquire() {
-                    Some(token) => (self.route(path, query), None, Some(token)),
-                    None => (
-                        Routed::Ready(self.guard.busy_http_response(class)),
-                        None,
-                        None,
-                    ),
-                },
-            }
-        } else {
-            match self.guard.admit(target) {
-                Admission::Admitted(permit) => (self.route(path, query), Some(permit), None),
-                Admission::Rejected(class) => (
-                    Routed::Ready(self.guard.busy_http_response(class)),
-                    None,
-                    None,
-                ),
-            }
-        };
-        async move {
-            match routed {
-                Routed::Ready(response) => {
-                    // A page that does not exist did no work: recorded, many instant 404s
-                    // would teach the in-flight cap a latency no search has.
-                    if let Some(permit) = permit
-                        && response.status() == hyper::StatusCode::NOT_FOUND
-                    {
-                        permit.abandon();
-                    }
-                    // (A peer's token dropped here is released without a sample.)
-                    drop(token);
-                    response
-                }
-                Routed::Search { search, api, query } => {
-                    // Abandoned if the client goes away before the search has run.
-                    let mut pending = permit.map(PendingPermit::new);
-                    let response = self.searched(search, api, &query).await;
-                    if let Some(pending) = &mut pending {
-                        pending.complete(); // the answer is complete
-                    }
-                    if let Some(token) = token {
-                        token.complete();
-                    }
-                    response
-                }
-            }
+        let routes = service::Routes::new(Arc::clone(self));
+        match &self.peer {
+            None => Either::Left(service::through_the_layer(
+                self.guard.clone(),
+                routes,
+                request,
+            )),
+            Some(_) => Either::Right(crate::peer::through_the_peer(
+                Arc::clone(self),
+                routes,
+                request,
+            )),
         }
     }
+
+    /// The benchmark peer, when `--peer-limiter` chose one.
+    pub(crate) fn peer(&self) -> Option<&crate::peer::Peer> {
+        self.peer.as_ref()
+    }
+}
+
+/// Paths the demo never controls: the scraper's (monitoring must keep working under
+/// overload). The admin pages are excluded by Fess's own rule.
+pub const UNCONTROLLED: &[&str] = &["/metrics"];
+
+/// `control` with the demo's [`UNCONTROLLED`] paths.
+fn uncontrolled(mut control: ControlConfig) -> ControlConfig {
+    control.uncontrolled = UNCONTROLLED;
+    control
 }
 
 /// Logs failed searches at WARN, at most once every 10 s with the count in between: an

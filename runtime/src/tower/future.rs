@@ -6,6 +6,7 @@ use std::task::{Context, Poll};
 use http::Response;
 use pin_project_lite::pin_project;
 
+use super::Unrecorded;
 use crate::PendingPermit;
 
 pin_project! {
@@ -58,9 +59,17 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().state.project() {
             StateProj::Admitted { inner, permit } => {
-                let output = std::task::ready!(inner.poll(cx));
-                // The answer is complete: counted out and recorded now.
-                permit.complete();
+                let mut output = std::task::ready!(inner.poll(cx));
+                // The answer is complete: counted out now, and recorded unless the inner
+                // service marked it as having done none of the work.
+                let unrecorded = output.as_mut().is_ok_and(|response| {
+                    response.extensions_mut().remove::<Unrecorded>().is_some()
+                });
+                if unrecorded {
+                    permit.abandon();
+                } else {
+                    permit.complete();
+                }
                 Poll::Ready(output)
             }
             StateProj::Rejected { busy } => match busy.take() {

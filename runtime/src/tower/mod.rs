@@ -49,7 +49,9 @@
 mod future;
 mod layer;
 mod service;
+mod unrecorded;
 
 pub use future::ResponseFuture;
 pub use layer::LoadControlLayer;
 pub use service::LoadControlService;
+pub use unrecorded::Unrecorded;
