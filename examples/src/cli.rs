@@ -377,6 +377,17 @@ mod tests {
         let options = parse_args(args(&[]), no_env).unwrap();
         assert_eq!(options.listen.to_string(), "127.0.0.1:8080");
         assert_eq!(options.runtime, RuntimeKind::Smol);
+        // README, *Run the demo*: the index, the corpus of 3,000 documents indexed 10 a
+        // `_bulk`, searches on the cluster, no limit of our own on connections or idle time
+        // (the defaults below the open-files limit and of 60 s apply).
+        assert_eq!(options.demo.index, "load-control-demo");
+        assert_eq!(options.demo.corpus, 3_000);
+        assert_eq!(crate::app::BATCH, 10);
+        assert_eq!(options.demo.search, crate::app::SearchMode::Cluster);
+        assert_eq!(
+            (options.max_connections, options.idle_timeout),
+            (None, None)
+        );
         let options = parse_args(
             args(&[
                 "--listen=0.0.0.0:9",

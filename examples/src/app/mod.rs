@@ -23,17 +23,19 @@ use load_smol::{
 };
 
 use crate::corpus::{Corpus, DEFAULT_DOCUMENTS};
-use crate::search::{DEFAULT_INDEX, Search, SearchError, valid_index};
+use crate::search::{DEFAULT_INDEX, Search, valid_index};
 use load_opensearch::ClusterClient;
 
 mod admin;
 mod crawler;
+mod failure_log;
 mod results;
 mod routes;
 pub mod service;
 
 pub use admin::{DASHBOARD_REFRESH, dashboard_window};
 pub use crawler::BATCH;
+pub(crate) use failure_log::FailureLog;
 pub use routes::segments;
 
 /// The cluster signal: the cluster when its address is known, else this machine's CPU.
@@ -355,33 +357,4 @@ pub const UNCONTROLLED: &[&str] = &["/metrics"];
 fn uncontrolled(mut control: ControlConfig) -> ControlConfig {
     control.uncontrolled = UNCONTROLLED;
     control
-}
-
-/// Logs failed searches at WARN, at most once every 10 s with the count in between: an
-/// outage must not flood the log at the request rate.
-#[derive(Debug, Default)]
-pub(crate) struct FailureLog {
-    /// Seconds since `UNIX_EPOCH` of the last line.
-    last: AtomicU64,
-    suppressed: AtomicU64,
-}
-
-impl FailureLog {
-    pub(crate) fn failed(&self, error: &SearchError) {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let last = self.last.load(Ordering::Relaxed);
-        if now >= last + 10
-            && self
-                .last
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        {
-            let more = self.suppressed.swap(0, Ordering::Relaxed);
-            log::warn!("Search failed: {error} ({more} more failure(s) since the last line)");
-        } else {
-            self.suppressed.fetch_add(1, Ordering::Relaxed);
-        }
-    }
 }
