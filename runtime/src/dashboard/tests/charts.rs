@@ -1,152 +1,19 @@
-//! The page without a browser: the SVG charts as pure functions of a fixed history (each
-//! checked against numbers worked out by hand, then against a committed snapshot), the
-//! page's escaping, and what it shows with and without background work. The browser test
-//! is `tests/tests/dashboard_browser.rs`.
-//!
-//! `UPDATE_SNAPSHOTS=1 cargo test -p load-runtime --features dashboard dashboard` rewrites
-//! the snapshots; review the diff before committing it.
+//! The charts' geometry, worked out by hand, and their committed snapshots.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use load_core::history::{ClusterHistory, ClusterPoint, LocalHistory, LocalPoint, Timeline};
-use load_core::monitor::{ClusterSink, LocalSink, Sink};
+use load_core::history::ClusterHistory;
+use load_core::monitor::{ClusterSink, Sink};
 use load_core::node_stats::SearchPool;
-use load_core::source::SourceKind;
 use load_core::time::ManualClock;
 use load_core::{
-    AdaptiveGate, Admission, AdmissionMode, Class, ClusterStatus, Config, CpuPercent, CpuSample,
-    GateThreshold, Instant, LoadControl, Mode, Outcome, Rejections, Threshold,
+    Admission, AdmissionMode, Class, ClusterStatus, Config, CpuPercent, CpuSample, GateThreshold,
+    Instant, LoadControl, Threshold,
 };
 
-use super::charts::{cluster_chart, local_chart, nice_ceiling, rejections_chart};
-use super::page::page as render;
-use super::view::{Background, View};
-
-/// The cluster's CPU at seconds 1 to 12 (`None`: the poll failed), and the web and API
-/// requests tried after each poll.
-const POLLS: [(Option<u8>, usize, usize); 12] = [
-    (Some(30), 2, 1),
-    (Some(30), 2, 1),
-    (Some(30), 2, 1),
-    (Some(80), 2, 1), // web rejecting from here (threshold 70)
-    (Some(80), 2, 1),
-    (Some(95), 2, 1), // API rejecting from here (threshold 90)
-    (Some(95), 2, 1),
-    (Some(95), 2, 1),
-    (Some(80), 2, 1), // API admitted again
-    (None, 2, 1),     // failed: Fess's policy reads 0 %, so web is admitted again
-    (Some(20), 2, 1),
-    (Some(20), 2, 1),
-];
-
-fn cluster_history() -> ClusterHistory {
-    let control = LoadControl::new(70, 90);
-    let history = ClusterHistory::new();
-    let status = ClusterStatus::new();
-    let sink = ClusterSink::new(&control, &status).with_history(&history);
-    for (second, (cpu, web, api)) in (1..).zip(POLLS) {
-        let now = Instant::from_secs(second);
-        match cpu {
-            Some(cpu) => sink.on_sample(now, &CpuSample::local(CpuPercent::new(cpu))),
-            None => sink.on_outcome(now, Outcome::Failed),
-        }
-        for _ in 0..web {
-            let _ = control.check("/search?q=a");
-        }
-        for _ in 0..api {
-            let _ = control.check("/api/v1/documents?q=a");
-        }
-    }
-    history
-}
-
-fn local_history() -> LocalHistory {
-    let gate: AdaptiveGate = AdaptiveGate::new(GateThreshold::from_fess(75));
-    let history = LocalHistory::new();
-    let sink = LocalSink::new(&gate).with_history(&history);
-    for (second, cpu) in (1..).zip([40, 50, 90, 95, 60, 40]) {
-        sink.on_outcome(
-            Instant::from_secs(second),
-            Outcome::Sample(CpuPercent::new(cpu)),
-        );
-    }
-    history
-}
-
-fn view<'a>(cluster: &'a Timeline<ClusterPoint>, local: &'a Timeline<LocalPoint>) -> View<'a> {
-    View {
-        source: Some(SourceKind::Cluster),
-        cluster,
-        cluster_now: Instant::from_secs(13),
-        background: Some(Background {
-            local,
-            local_now: Instant::from_secs(7),
-            threshold: GateThreshold::from_fess(75),
-            waiting: 2,
-            name: "Crawler".to_owned(),
-            done: Some(1234),
-            indexed: Some(12_340),
-        }),
-        // 20 s: one second is 30 units wide, so every x below is easy to work out.
-        window: Duration::from_secs(20),
-        web_threshold: Threshold::from_fess(70),
-        api_threshold: Threshold::from_fess(90),
-        smoothing: false,
-        mode: Mode::Enforce,
-        admission: AdmissionMode::Threshold,
-        live: LoadControl::new(70, 90).admission(),
-        monitor_started: true,
-        armed_web: false,
-        armed_api: false,
-        rejections_web: Rejections::default(),
-        rejections_api: Rejections::default(),
-        settings: vec![("web.load.control", "70".to_owned())],
-        links: Vec::new(),
-        last_error: None,
-        refresh: 2,
-    }
-}
-
-/// The background side of a view made by [`view`].
-fn background<'v, 'a>(view: &'v mut View<'a>) -> &'v mut Background<'a> {
-    view.background.as_mut().expect("a gate")
-}
-
-/// Compares `actual` with the committed snapshot `name`, or rewrites it with
-/// `UPDATE_SNAPSHOTS=1`.
-fn snapshot(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("src/dashboard/snapshots")
-        .join(name);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, actual).expect("write the snapshot");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run with UPDATE_SNAPSHOTS=1 to create it",
-            path.display()
-        )
-    });
-    assert!(
-        expected == actual,
-        "{name} changed; run with UPDATE_SNAPSHOTS=1 and review the diff.\n--- expected\n{expected}\n--- actual\n{actual}"
-    );
-}
-
-/// The value of `attribute` in each element of `svg` that has `class`.
-fn attributes(svg: &str, class: &str, attribute: &str) -> Vec<String> {
-    let marker = format!("class=\"{class}\"");
-    svg.lines()
-        .filter(|line| line.contains(&marker))
-        .filter_map(|line| {
-            let start = line.find(&format!(" {attribute}=\""))? + attribute.len() + 3;
-            let end = start + line[start..].find('"')?;
-            Some(line[start..end].to_owned())
-        })
-        .collect()
-}
+use super::super::charts::{cluster_chart, local_chart, nice_ceiling, rejections_chart};
+use super::super::page::page as render;
+use super::{attributes, background, cluster_history, local_history, snapshot, view};
 
 #[test]
 fn the_cluster_chart_draws_the_history() {
@@ -384,19 +251,6 @@ fn thresholds_at_the_edges_are_drawn_as_they_act() {
     );
 }
 
-/// The badges say what load control does now, not what the last poll recorded: before the
-/// first poll, with `load.control.failure.policy=closed`, every request is rejected.
-#[test]
-fn the_badges_follow_the_live_state() {
-    let empty = ClusterHistory::new().snapshot();
-    let local = local_history().snapshot();
-    let mut view = view(&empty, &local);
-    view.armed_web = true;
-    let page = render(&view);
-    assert!(page.contains("Web: rejecting (≥ 70%)"), "{page}");
-    assert!(page.contains("API: admitting (< 90%)"), "{page}");
-}
-
 /// Points older than the window (a monitor that fell behind: 300 polls over more than 5
 /// minutes) are left out, not piled up at the left edge.
 #[test]
@@ -456,32 +310,6 @@ fn nice_ceilings_of_odd_values_end() {
 }
 
 #[test]
-fn the_page_escapes_what_it_did_not_write_and_loads_nothing() {
-    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
-    let mut view = view(&cluster, &local);
-    view.last_error = Some((
-        "http://127.0.0.1:9200/: unreadable body: <script>alert(1)</script>".to_owned(),
-        Duration::from_secs(3),
-    ));
-    view.settings
-        .push(("search_engine.http.url", "\"><img src=x>".to_owned()));
-    let page = render(&view);
-    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt; (3s ago)"));
-    assert!(page.contains("&quot;&gt;&lt;img src=x&gt;"));
-    assert!(!page.contains("<script"), "no script at all");
-    assert!(!page.contains("<img"));
-    assert!(!page.contains("http-equiv=\"refresh\" content=\"0\""));
-    assert!(page.contains("<meta http-equiv=\"refresh\" content=\"2\">"));
-    assert!(page.contains("1234 units of work, 12340 documents indexed, 2 task(s) waiting"));
-    // Links to the other admin pages only; nothing to fetch.
-    assert!(!page.contains(" src=\""), "{page}");
-    assert!(!page.contains("href=\"http"), "{page}");
-
-    view.refresh = 0;
-    assert!(!render(&view).contains("http-equiv"));
-}
-
-#[test]
 fn nice_ceilings() {
     let cases = [
         (0.0, 1.0),
@@ -495,152 +323,4 @@ fn nice_ceilings() {
         assert_eq!(nice_ceiling(value), ceiling, "{value}");
     }
     assert_eq!(nice_ceiling(12_345.0), 20_000.0);
-}
-
-/// A server without background work: no gate, so the page shows no machine's CPU, no
-/// background work and no chart of it.
-#[test]
-fn a_server_without_background_work_shows_none() {
-    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
-    let mut view = view(&cluster, &local);
-    view.background = None;
-    let html = render(&view);
-    for absent in [
-        "local-now",
-        "crawler-state",
-        "local-cpu",
-        "id=\"crawler\"",
-        "Crawler",
-    ] {
-        assert!(!html.contains(absent), "{absent}: {html}");
-    }
-    assert!(html.contains("id=\"cluster-cpu\""), "{html}");
-}
-
-/// The page names the source as it is: a fixed value is not a cluster, nor this machine.
-#[test]
-fn the_page_names_its_source_as_it_is() {
-    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
-    let mut view = view(&cluster, &local);
-    for (source, badge, heading) in [
-        (
-            Some(SourceKind::Cluster),
-            "Cluster CPU (busiest node): 20%",
-            "<h2>Cluster CPU</h2>",
-        ),
-        (
-            Some(SourceKind::Machine),
-            "This machine's CPU (requests): 20%",
-            "<h2>This machine's CPU</h2>",
-        ),
-        (
-            Some(SourceKind::Fixed),
-            "CPU (a fixed value): 20%",
-            "<h2>CPU (a fixed value)</h2>",
-        ),
-        (
-            Some(SourceKind::Unnamed),
-            "Source CPU: 20%",
-            "<h2>Source CPU</h2>",
-        ),
-        (
-            None,
-            "Source CPU (request control off): 20%",
-            "<h2>Source CPU</h2>",
-        ),
-    ] {
-        view.source = source;
-        let html = render(&view);
-        assert!(html.contains(badge), "{source:?}: {html}");
-        assert!(html.contains(heading), "{source:?}: {html}");
-        if source != Some(SourceKind::Cluster) {
-            assert!(!html.contains("Cluster"), "{source:?}: {html}");
-            assert!(!html.contains("busiest node"), "{source:?}: {html}");
-        }
-    }
-}
-
-/// The footer links only what the caller handed the view, escaped.
-#[test]
-fn the_page_links_only_what_it_was_handed() {
-    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
-    let html = render(&view(&cluster, &local));
-    assert!(!html.contains("<a "), "{html}");
-    let view = view(&cluster, &local)
-        .with_link("JSON stats", "/admin/stats")
-        .with_link("<metrics>", "/metrics?a=1&b=\"2\"");
-    let html = render(&view);
-    assert!(
-        html.contains(
-            "<a href=\"/admin/stats\">JSON stats</a>, <a href=\"/metrics?a=1&amp;b=&quot;2&quot;\">\
-             &lt;metrics&gt;</a>."
-        ),
-        "{html}"
-    );
-}
-
-/// The settings table holds the configuration's values, but the thresholds, the mode and
-/// the admission as requests are decided with now (a reload since the configuration was
-/// read), and the gate's threshold as it is now.
-#[test]
-fn the_settings_table_shows_the_live_values() {
-    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
-    let config = Config::from_properties(
-        "web.load.control=70\napi.load.control=90\nadaptive.load.control=75\n\
-         load.control.monitor.interval=3\n",
-    )
-    .expect("config");
-    let mut view = view(&cluster, &local);
-    view.web_threshold = Threshold::from_fess(55);
-    view.admission = AdmissionMode::Limit;
-    background(&mut view).threshold = GateThreshold::from_fess(60);
-    let view = view.with_settings(&config);
-    let value = |key: &str| {
-        view.settings
-            .iter()
-            .find(|(name, _)| *name == key)
-            .map(|(_, value)| value.clone())
-    };
-    assert_eq!(value("web.load.control").as_deref(), Some("55"));
-    assert_eq!(value("api.load.control").as_deref(), Some("90"));
-    assert_eq!(value("adaptive.load.control").as_deref(), Some("60"));
-    assert_eq!(value("load.control.admission").as_deref(), Some("limit"));
-    assert_eq!(value("load.control.monitor.interval").as_deref(), Some("3"));
-    assert_eq!(value("search_engine.http.url").as_deref(), Some("not set"));
-
-    // Without a gate, no gate's key.
-    let mut view = self::view(&cluster, &local);
-    view.background = None;
-    let view = view.with_settings(&config);
-    assert!(
-        view.settings
-            .iter()
-            .all(|(name, _)| *name != "adaptive.load.control"),
-        "{:?}",
-        view.settings
-    );
-}
-
-/// In the limit mode on a service's own CPU, the page says the law reads the service's own
-/// requests over its cores.
-#[test]
-fn the_limit_mode_on_its_own_cores_says_so() {
-    let mut config = Config::default();
-    config.control.web_threshold = 70.into();
-    config.control.admission = AdmissionMode::Limit;
-    let control = LoadControl::from_config(&config.control);
-    control.observe_load(None, Some(2));
-    let (cluster, local) = (cluster_history().snapshot(), local_history().snapshot());
-    let mut view = view(&cluster, &local);
-    view.admission = AdmissionMode::Limit;
-    view.source = Some(SourceKind::Machine);
-    view.live = control.admission();
-    let html = render(&view);
-    assert!(
-        html.contains(
-            "What the limit mode reads: this machine's CPU is the service's own: its 0 \
-             request(s) in flight over 2 core(s) are the load; not saturated"
-        ),
-        "{html}"
-    );
 }
