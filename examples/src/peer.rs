@@ -117,45 +117,46 @@ impl Drop for PeerToken {
     }
 }
 
-/// Answers `request` with the peer deciding instead of the limit mode (benchmarks only):
-/// the guard's classification of the target as received (an excluded page goes through),
-/// the peer's token for a controlled one or the guard's busy response, the routes, and the
-/// token released with a sample unless the routes marked the answer
-/// [`load_runtime::tower::Unrecorded`] (as the layer records a permit). A target read as
-/// either class is answered as a web request.
-pub(crate) async fn through_the_peer<R, B>(
-    app: Arc<crate::app::App<R>>,
-    mut routes: crate::app::service::Routes<R>,
-    request: hyper::Request<B>,
-) -> hyper::Response<http_body_util::Full<bytes::Bytes>>
-where
-    R: load_smol::Runtime + Default + Sync + Send + 'static,
-{
-    use tower_service::Service as _;
-    let target = request
-        .uri()
-        .path_and_query()
-        .map_or("/", |target| target.as_str());
-    let class = app.guard().control().paths().classify(target);
-    let token = match (class, app.peer()) {
-        (load_smol::Class::Excluded, _) | (_, None) => None,
-        (class, Some(peer)) => match peer.try_acquire() {
-            Some(token) => Some(token),
-            None => return app.guard().busy_http_response(class),
-        },
-    };
-    let mut response = match routes.call(request).await {
-        Ok(response) => response,
-        Err(never) => match never {},
-    };
-    let unrecorded = response
-        .extensions_mut()
-        .remove::<load_runtime::tower::Unrecorded>()
-        .is_some();
-    match token {
-        Some(token) if !unrecorded => token.complete(),
-        // Released without a sample when dropped.
-        _ => {}
+/// The peer deciding for the library's layer instead of the guard's law (benchmarks only),
+/// through the layer's seam for a limiter of one's own ([`load_runtime::tower::Decide`]):
+/// the guard classifies the target (an excluded page or an uncontrolled path goes through
+/// without a token) and answers a refusal with its busy response. A target read as either
+/// class is answered as a web request.
+#[derive(Clone, Debug)]
+pub struct PeerDecides(pub Arc<Peer>);
+
+/// An admitted request's token, if it was controlled.
+#[derive(Debug)]
+pub struct PeerPermit(Option<PeerToken>);
+
+impl load_runtime::tower::Settle for PeerPermit {
+    fn complete(&mut self) {
+        if let Some(token) = self.0.take() {
+            token.complete();
+        }
     }
-    response
+
+    fn abandon(&mut self) {
+        // Released without a sample.
+        drop(self.0.take());
+    }
+}
+
+impl<R: load_smol::Runtime, S> load_runtime::tower::Decide<R, S> for PeerDecides {
+    type Permit = PeerPermit;
+
+    fn decide(
+        &self,
+        guard: &load_runtime::LoadGuard<R, S>,
+        target: &str,
+    ) -> Result<PeerPermit, load_smol::Class> {
+        match guard.control().paths().classify(target) {
+            load_smol::Class::Excluded => Ok(PeerPermit(None)),
+            class => self
+                .0
+                .try_acquire()
+                .map(|token| PeerPermit(Some(token)))
+                .ok_or(class),
+        }
+    }
 }

@@ -15,6 +15,7 @@ use bytes::Bytes;
 use futures::future::Either;
 use http_body_util::Full;
 use hyper::{Request, Response};
+use load_runtime::tower::LoadControlLayer;
 use load_runtime::{BackgroundGate, LoadGuard};
 use load_smol::monitor::Stop;
 use load_smol::{
@@ -59,7 +60,7 @@ pub struct App<R: Runtime + Default> {
     stop: Stop,
     crawler: bool,
     /// `--peer-limiter`: decides instead of the limit mode (benchmarks only).
-    peer: Option<crate::peer::Peer>,
+    peer: Option<Arc<crate::peer::Peer>>,
     /// What request control measures: the cluster, or this service's CPU (its cgroup or
     /// the host, as `SystemSource` chose).
     request_cpu: String,
@@ -174,7 +175,11 @@ impl<R: Runtime + Default> App<R> {
             }
             _ => None,
         };
-        let peer = options.peer.map(crate::peer::Peer::new).transpose()?;
+        let peer = options
+            .peer
+            .map(crate::peer::Peer::new)
+            .transpose()?
+            .map(Arc::new);
         let app = Self::build(
             config,
             cluster,
@@ -311,8 +316,9 @@ impl<R: Runtime + Default> App<R> {
     }
 
     /// Answers one request through the library's tower layer (`load_runtime::tower`), in
-    /// front of the demo's routes ([`service::Routes`]); with `--peer-limiter`, through the
-    /// benchmark peer instead ([`crate::peer::Peer`]).
+    /// front of the demo's routes ([`service::Routes`]); with `--peer-limiter`, the
+    /// benchmark peer decides in the layer instead of the guard's law
+    /// ([`crate::peer::PeerDecides`]).
     ///
     /// Load control sees the request target as received (path, `;params` and query; an
     /// absolute-form target's path), before anything has normalised it; the router reads
@@ -329,23 +335,14 @@ impl<R: Runtime + Default> App<R> {
         R: Sync + Send + 'static,
     {
         let routes = service::Routes::new(Arc::clone(self));
+        let layer = LoadControlLayer::new(self.guard.clone());
         match &self.peer {
-            None => Either::Left(service::through_the_layer(
-                self.guard.clone(),
-                routes,
-                request,
-            )),
-            Some(_) => Either::Right(crate::peer::through_the_peer(
-                Arc::clone(self),
-                routes,
-                request,
-            )),
+            None => Either::Left(service::through(layer, routes, request)),
+            Some(peer) => {
+                let layer = layer.deciding_with(crate::peer::PeerDecides(Arc::clone(peer)));
+                Either::Right(service::through(layer, routes, request))
+            }
         }
-    }
-
-    /// The benchmark peer, when `--peer-limiter` chose one.
-    pub(crate) fn peer(&self) -> Option<&crate::peer::Peer> {
-        self.peer.as_ref()
     }
 }
 

@@ -10,8 +10,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Request, Response, StatusCode};
-use load_runtime::LoadGuard;
-use load_runtime::tower::{LoadControlLayer, Unrecorded};
+use load_runtime::tower::{Decide, LoadControlLayer, Unrecorded};
 use load_smol::Runtime;
 use tower_layer::Layer as _;
 use tower_service::Service;
@@ -83,16 +82,17 @@ where
     }
 }
 
-/// Answers `request` through the library's layer around `routes`.
-pub(crate) async fn through_the_layer<R, B>(
-    guard: LoadGuard<R, ClusterSource>,
+/// Answers `request` through `layer` around `routes`.
+pub(crate) async fn through<R, D, B>(
+    layer: LoadControlLayer<R, ClusterSource, D>,
     routes: Routes<R>,
     request: Request<B>,
 ) -> Response<Full<Bytes>>
 where
     R: Runtime + Default + Sync + Send + 'static,
+    D: Decide<R, ClusterSource>,
 {
-    let mut service = LoadControlLayer::new(guard).layer(routes);
+    let mut service = layer.layer(routes);
     match service.call(request).await {
         Ok(response) => response,
         Err(never) => match never {},

@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 use http::Response;
 use pin_project_lite::pin_project;
 
-use super::Unrecorded;
+use super::{Settle, Unrecorded};
 use crate::PendingPermit;
 
 pin_project! {
@@ -14,21 +14,22 @@ pin_project! {
     /// future holding its permit until it is ready, or a rejected request's busy response.
     ///
     /// Dropped before the inner future is ready (the client went away, or the inner service
-    /// panicked), it abandons the permit ([`crate::RequestPermit::abandon`]): counted out,
-    /// but its latency, which is the client's choice and not the cluster's, is not recorded.
-    pub struct ResponseFuture<F, B> {
+    /// panicked), it drops the permit unsettled: the guard's abandons it
+    /// ([`crate::RequestPermit::abandon`]): counted out, but its latency, which is the
+    /// client's choice and not the cluster's, is not recorded.
+    pub struct ResponseFuture<F, B, P = PendingPermit> {
         #[pin]
-        state: State<F, B>,
+        state: State<F, B, P>,
     }
 }
 
 pin_project! {
     #[project = StateProj]
-    enum State<F, B> {
+    enum State<F, B, P> {
         Admitted {
             #[pin]
             inner: F,
-            permit: PendingPermit,
+            permit: P,
         },
         Rejected {
             busy: Option<Response<B>>,
@@ -36,8 +37,8 @@ pin_project! {
     }
 }
 
-impl<F, B> ResponseFuture<F, B> {
-    pub(super) fn admitted(inner: F, permit: PendingPermit) -> Self {
+impl<F, B, P> ResponseFuture<F, B, P> {
+    pub(super) fn admitted(inner: F, permit: P) -> Self {
         ResponseFuture {
             state: State::Admitted { inner, permit },
         }
@@ -50,7 +51,7 @@ impl<F, B> ResponseFuture<F, B> {
     }
 }
 
-impl<F, B, E> Future for ResponseFuture<F, B>
+impl<F, B, E, P: Settle> Future for ResponseFuture<F, B, P>
 where
     F: Future<Output = Result<Response<B>, E>>,
 {
@@ -80,12 +81,12 @@ where
     }
 }
 
-impl<F, B> fmt::Debug for ResponseFuture<F, B> {
+impl<F, B, P> fmt::Debug for ResponseFuture<F, B, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.state {
-            State::Admitted { permit, .. } => f
+            State::Admitted { .. } => f
                 .debug_struct("ResponseFuture")
-                .field("permit", permit)
+                .field("admitted", &true)
                 .finish_non_exhaustive(),
             State::Rejected { .. } => f
                 .debug_struct("ResponseFuture")

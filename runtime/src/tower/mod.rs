@@ -46,11 +46,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod decide;
 mod future;
 mod layer;
 mod service;
 mod unrecorded;
 
+pub use decide::{Decide, GuardDecides, Settle};
 pub use future::ResponseFuture;
 pub use layer::LoadControlLayer;
 pub use service::LoadControlService;

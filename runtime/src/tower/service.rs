@@ -3,11 +3,10 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::{Request, Response};
-use load_core::Admission;
 use tower_service::Service;
 
-use super::ResponseFuture;
-use crate::{LoadGuard, PendingPermit, Runtime};
+use super::{Decide, GuardDecides, ResponseFuture};
+use crate::{LoadGuard, Runtime};
 
 /// Decides each request with the guard before the inner service sees it.
 ///
@@ -31,16 +30,34 @@ use crate::{LoadGuard, PendingPermit, Runtime};
 /// Readiness is the inner service's: like other tower middleware that can answer by itself,
 /// a rejection consumes the readiness obtained from `poll_ready` without calling the inner
 /// service (routers such as axum's are always ready).
-pub struct LoadControlService<Svc, R: Runtime, S> {
+pub struct LoadControlService<Svc, R: Runtime, S, D = GuardDecides> {
     inner: Svc,
     guard: LoadGuard<R, S>,
+    decide: D,
 }
 
 impl<Svc, R: Runtime, S> LoadControlService<Svc, R, S> {
     /// `inner` behind `guard` (what [`super::LoadControlLayer`] builds).
     #[must_use]
     pub fn new(inner: Svc, guard: LoadGuard<R, S>) -> Self {
-        LoadControlService { inner, guard }
+        LoadControlService {
+            inner,
+            guard,
+            decide: GuardDecides,
+        }
+    }
+}
+
+impl<Svc, R: Runtime, S, D> LoadControlService<Svc, R, S, D> {
+    /// `inner` behind `guard`, with `decide` deciding instead of the guard's law
+    /// ([`super::LoadControlLayer::deciding_with`]).
+    #[must_use]
+    pub fn deciding_with(inner: Svc, guard: LoadGuard<R, S>, decide: D) -> Self {
+        LoadControlService {
+            inner,
+            guard,
+            decide,
+        }
     }
 
     /// The inner service.
@@ -61,16 +78,17 @@ impl<Svc, R: Runtime, S> LoadControlService<Svc, R, S> {
     }
 }
 
-impl<Svc: Clone, R: Runtime, S> Clone for LoadControlService<Svc, R, S> {
+impl<Svc: Clone, R: Runtime, S, D: Clone> Clone for LoadControlService<Svc, R, S, D> {
     fn clone(&self) -> Self {
         LoadControlService {
             inner: self.inner.clone(),
             guard: self.guard.clone(),
+            decide: self.decide.clone(),
         }
     }
 }
 
-impl<Svc: fmt::Debug, R: Runtime, S> fmt::Debug for LoadControlService<Svc, R, S> {
+impl<Svc: fmt::Debug, R: Runtime, S, D> fmt::Debug for LoadControlService<Svc, R, S, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LoadControlService")
             .field("inner", &self.inner)
@@ -79,15 +97,16 @@ impl<Svc: fmt::Debug, R: Runtime, S> fmt::Debug for LoadControlService<Svc, R, S
     }
 }
 
-impl<Svc, R, S, ReqBody, ResBody> Service<Request<ReqBody>> for LoadControlService<Svc, R, S>
+impl<Svc, R, S, D, ReqBody, ResBody> Service<Request<ReqBody>> for LoadControlService<Svc, R, S, D>
 where
     Svc: Service<Request<ReqBody>, Response = Response<ResBody>>,
     R: Runtime,
+    D: Decide<R, S>,
     ResBody: From<Bytes>,
 {
     type Response = Response<ResBody>;
     type Error = Svc::Error;
-    type Future = ResponseFuture<Svc::Future, ResBody>;
+    type Future = ResponseFuture<Svc::Future, ResBody, D::Permit>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -98,13 +117,9 @@ where
             .uri()
             .path_and_query()
             .map_or("", |target| target.as_str());
-        match self.guard.admit(target) {
-            Admission::Admitted(permit) => {
-                ResponseFuture::admitted(self.inner.call(request), PendingPermit::new(permit))
-            }
-            Admission::Rejected(class) => {
-                ResponseFuture::rejected(self.guard.busy_http_response(class))
-            }
+        match self.decide.decide(&self.guard, target) {
+            Ok(permit) => ResponseFuture::admitted(self.inner.call(request), permit),
+            Err(class) => ResponseFuture::rejected(self.guard.busy_http_response(class)),
         }
     }
 }
