@@ -26,7 +26,7 @@
 //! prometheus_client::encoding::text::encode(&mut text, &registry)?;
 //! assert!(text.contains("# TYPE load_control_rejected_requests counter"));
 //! assert!(text.contains(r#"load_control_rejected_requests_total{class="web",reason="flood"} 0"#));
-//! assert!(text.contains("load_control_threshold_percent{class=\"web\"} 100"));
+//! assert!(text.contains("load_control_threshold_percent{control=\"web\"} 100"));
 //! # Ok::<(), std::fmt::Error>(())
 //! ```
 
@@ -197,16 +197,16 @@ impl Collector for LoadCollector {
         let mut thresholds = Vec::new();
         if let Some(stats) = &stats {
             thresholds.push((
-                Some(("class", "web")),
+                Some(("control", "web")),
                 int(stats.settings.web_threshold.get()),
             ));
             thresholds.push((
-                Some(("class", "api")),
+                Some(("control", "api")),
                 int(stats.settings.api_threshold.get()),
             ));
         }
         if let Some(local) = &local {
-            thresholds.push((Some(("class", "adaptive")), int(local.threshold.get())));
+            thresholds.push((Some(("control", "adaptive")), int(local.threshold.get())));
         }
         if !thresholds.is_empty() {
             gauge(
@@ -314,16 +314,27 @@ fn encode_guard(encoder: &mut DescriptorEncoder<'_>, stats: &Stats) -> fmt::Resu
         &[(None, int(admission.refused_percent))],
     )?;
     if let Some(pool) = admission.search_pool {
-        gauge(
-            encoder,
-            "cluster_search_pool",
-            "The busiest node's search thread pool at the last poll (the signal every front end of a fleet shares)",
-            &[
-                (Some(("state", "threads")), int(pool.threads)),
-                (Some(("state", "active")), int(pool.active)),
-                (Some(("state", "queue")), int(pool.queue)),
-            ],
-        )?;
+        // The busiest node's search thread pool at the last poll: the signal every front
+        // end of a fleet shares.
+        for (name, help, value) in [
+            (
+                "cluster_search_pool_threads",
+                "Threads of the busiest node's search pool at the last poll",
+                pool.threads,
+            ),
+            (
+                "cluster_search_pool_active",
+                "Threads of the busiest node's search pool running a search at the last poll",
+                pool.active,
+            ),
+            (
+                "cluster_search_pool_queued",
+                "Searches waiting in the busiest node's search pool at the last poll",
+                pool.queue,
+            ),
+        ] {
+            gauge(encoder, name, help, &[(None, int(value))])?;
+        }
     }
     if let Some(cores) = admission.own_cores {
         gauge(

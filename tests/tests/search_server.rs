@@ -425,11 +425,11 @@ async fn metrics_parse_as_prometheus_and_match_the_stats<R: Serve>() {
     assert_eq!(stats["rejected_web"], 4, "the 429s answered: {stats}");
     assert_eq!(value("load_control_armed", Some(("class", "web"))), 1.0);
     assert_eq!(
-        value("load_control_threshold_percent", Some(("class", "web"))),
+        value("load_control_threshold_percent", Some(("control", "web"))),
         70.0
     );
     assert_eq!(
-        value("load_control_threshold_percent", Some(("class", "api"))),
+        value("load_control_threshold_percent", Some(("control", "api"))),
         100.0
     );
     assert_eq!(
@@ -575,7 +575,7 @@ async fn the_limit_mode_is_visible<R: Serve>() {
     let text = get(addr, "/metrics").await.text();
     assert!(
         text.lines()
-            .any(|l| l == "load_control_cluster_search_pool{state=\"queue\"} 2"),
+            .any(|l| l == "load_control_cluster_search_pool_queued 2"),
         "{text}"
     );
     let page = raw_get(addr, "/admin/load").text();
