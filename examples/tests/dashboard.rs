@@ -31,31 +31,3 @@ fn the_last_poll_error_shows_no_password() {
     assert!(page.contains(&dead.to_string()), "{page}");
     smol::block_on(app.shutdown());
 }
-
-#[test]
-fn the_window_covers_what_was_seen_in_whole_minutes() {
-    use load_examples::app::dashboard_window;
-    let second = Duration::from_secs(1);
-    let secs = |s| Some(Duration::from_secs(s));
-    assert_eq!(
-        dashboard_window(second, [None, None]),
-        Duration::from_secs(60)
-    );
-    assert_eq!(
-        dashboard_window(second, [secs(12), None]),
-        Duration::from_secs(60)
-    );
-    assert_eq!(
-        dashboard_window(second, [secs(12), secs(61)]),
-        Duration::from_secs(120)
-    );
-    // Never more than a full history: 300 points.
-    assert_eq!(
-        dashboard_window(second, [secs(1000), None]),
-        Duration::from_secs(300)
-    );
-    assert_eq!(
-        dashboard_window(Duration::from_secs(5), [secs(1000), None]),
-        Duration::from_secs(1020)
-    );
-}

@@ -120,13 +120,12 @@ impl<R: Runtime + Default> App<R> {
         let mut view = snapshot
             .view(refresh)
             .with_settings(&config)
-            .with_work(
-                "Crawler",
-                self.crawled(),
-                self.search.as_ref().map(|_| self.indexed()),
-            )
+            .with_work("Crawler", self.crawled())
             .with_link("JSON: /admin/stats", "/admin/stats")
             .with_link("Prometheus: /metrics", "/metrics");
+        if self.search.is_some() {
+            view = view.with_work_note(&format!("{} documents indexed", self.indexed()));
+        }
         view.settings.push((
             "answered the last poll",
             match (&config.cluster.urls, self.answered()) {
@@ -172,6 +171,3 @@ impl<R: Runtime + Default> App<R> {
 
 /// How often `/admin/load` refreshes itself by default, in seconds.
 pub const DASHBOARD_REFRESH: u32 = dashboard::DEFAULT_REFRESH;
-
-/// The time the dashboard's charts span ([`dashboard::window`]).
-pub use crate::dashboard::window as dashboard_window;

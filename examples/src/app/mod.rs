@@ -34,7 +34,7 @@ mod results;
 mod routes;
 pub mod service;
 
-pub use admin::{DASHBOARD_REFRESH, dashboard_window};
+pub use admin::DASHBOARD_REFRESH;
 pub use crawler::BATCH;
 pub(crate) use failure_log::FailureLog;
 pub use routes::segments;

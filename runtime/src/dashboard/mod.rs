@@ -42,7 +42,7 @@
 //! // With background work behind a gate:
 //! let gate: BackgroundGate<Rt, _> = BackgroundGate::with_source(&config.control, &LOCAL);
 //! let snapshot = Snapshot::of(&guard).with_background(&gate);
-//! let html = dashboard::page(&snapshot.view(0).with_work("Crawler", 1234, None));
+//! let html = dashboard::page(&snapshot.view(0).with_work("Crawler", 1234));
 //! assert!(html.contains("Crawler: 1234 units of work"));
 //! # Ok::<(), load_runtime::ConfigError>(())
 //! ```
@@ -84,7 +84,7 @@ pub const HEADERS: [(&str, &str); 3] = [
 
 /// The settings [`View::with_settings`] shows: the control keys an operator tunes, and the
 /// cluster.
-pub const SETTINGS: [&str; 11] = [
+pub(crate) const SETTINGS: [&str; 11] = [
     keys::WEB_LOAD_CONTROL,
     keys::API_LOAD_CONTROL,
     keys::ADAPTIVE_LOAD_CONTROL,
@@ -102,7 +102,7 @@ pub const SETTINGS: [&str; 11] = [
 /// in whole minutes from 1 up to what a full history holds at `interval` (5 minutes at the
 /// default 1 s). A fresh server shows its first minute, not five empty ones.
 #[must_use]
-pub fn window(interval: Duration, ages: [Option<Duration>; 2]) -> Duration {
+pub(crate) fn window(interval: Duration, ages: [Option<Duration>; 2]) -> Duration {
     let points = u32::try_from(HISTORY_LEN).unwrap_or(u32::MAX);
     let full = interval.saturating_mul(points);
     let seen = ages.into_iter().flatten().max().unwrap_or_default();

@@ -329,13 +329,14 @@ pub fn page(view: &View<'_>) -> String {
         let done = background
             .done
             .map_or_else(String::new, |done| format!("{done} units of work, "));
-        let indexed = background
-            .indexed
-            .map_or_else(String::new, |n| format!("{n} documents indexed, "));
+        let note = background
+            .note
+            .as_deref()
+            .map_or_else(String::new, |note| format!("{}, ", escape(note)));
         let _ = write!(
             html,
             "<h2>{name} and this machine's CPU</h2>\n{chart}<p class=\"legend\">{local}{paused}</p>\n\
-             <p id=\"crawler\">{name}: {done}{indexed}{waiting} task(s) waiting at the gate.</p>\n",
+             <p id=\"crawler\">{name}: {done}{note}{waiting} task(s) waiting at the gate.</p>\n",
             chart = local_chart(view, background),
             local = swatch("local", "CPU"),
             paused = swatch("paused", "background work paused"),

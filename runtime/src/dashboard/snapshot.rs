@@ -117,7 +117,7 @@ impl Snapshot {
                 waiting: gate.waiting,
                 name: "Background work".to_owned(),
                 done: None,
-                indexed: None,
+                note: None,
             }),
             window: window(interval, ages),
             web_threshold: settings.web_threshold,

@@ -78,12 +78,16 @@ pub struct Background<'a> {
     pub name: String,
     /// Units of work done (`None`: not counted).
     pub done: Option<u64>,
-    /// Documents the work indexed (`None`: not shown).
-    pub indexed: Option<u64>,
+    /// A note of the caller's on what the work did, shown after the count (escaped; `None`:
+    /// none).
+    pub note: Option<String>,
 }
 
 impl View<'_> {
-    /// The table of settings: [`SETTINGS`]' keys as `config` holds them (the background
+    /// The table of settings: the control keys an operator tunes and the cluster's address
+    /// (`web.load.control`, `api.load.control`, `adaptive.load.control`, the mode, the
+    /// admission and its cool-off and initial cap, the interval, the failure policy, the
+    /// smoothing, `search_engine.http.url`) as `config` holds them (the background
     /// gate's only with a gate), with the live value where requests or the gate decide
     /// with another (a reload since `config` was read).
     #[must_use]
@@ -116,14 +120,22 @@ impl View<'_> {
     }
 
     /// Names the background work (the page says "Background work" otherwise) and counts
-    /// what it did: `done` units of work, and `indexed` documents when it indexes any. No
-    /// effect on a view without a gate.
+    /// what it did: `done` units of work. No effect on a view without a gate.
     #[must_use]
-    pub fn with_work(mut self, name: &str, done: u64, indexed: Option<u64>) -> Self {
+    pub fn with_work(mut self, name: &str, done: u64) -> Self {
         if let Some(background) = &mut self.background {
             name.clone_into(&mut background.name);
             background.done = Some(done);
-            background.indexed = indexed;
+        }
+        self
+    }
+
+    /// A note on what the background work did, shown after its count (say, "12340
+    /// documents indexed"). No effect on a view without a gate.
+    #[must_use]
+    pub fn with_work_note(mut self, note: &str) -> Self {
+        if let Some(background) = &mut self.background {
+            background.note = Some(note.to_owned());
         }
         self
     }

@@ -13,6 +13,7 @@ use load_core::{
 
 use super::super::charts::{cluster_chart, local_chart, nice_ceiling, rejections_chart};
 use super::super::page::page as render;
+use super::super::window;
 use super::{attributes, background, cluster_history, local_history, snapshot, view};
 
 #[test]
@@ -323,4 +324,22 @@ fn nice_ceilings() {
         assert_eq!(nice_ceiling(value), ceiling, "{value}");
     }
     assert_eq!(nice_ceiling(12_345.0), 20_000.0);
+}
+
+#[test]
+fn the_window_covers_what_was_seen_in_whole_minutes() {
+    let second = Duration::from_secs(1);
+    let secs = |s| Some(Duration::from_secs(s));
+    assert_eq!(window(second, [None, None]), Duration::from_secs(60));
+    assert_eq!(window(second, [secs(12), None]), Duration::from_secs(60));
+    assert_eq!(
+        window(second, [secs(12), secs(61)]),
+        Duration::from_secs(120)
+    );
+    // Never more than a full history: 300 points.
+    assert_eq!(window(second, [secs(1000), None]), Duration::from_secs(300));
+    assert_eq!(
+        window(Duration::from_secs(5), [secs(1000), None]),
+        Duration::from_secs(1020)
+    );
 }

@@ -85,7 +85,7 @@ fn view<'a>(cluster: &'a Timeline<ClusterPoint>, local: &'a Timeline<LocalPoint>
             waiting: 2,
             name: "Crawler".to_owned(),
             done: Some(1234),
-            indexed: Some(12_340),
+            note: Some("12340 documents indexed".to_owned()),
         }),
         // 20 s: one second is 30 units wide, so every x below is easy to work out.
         window: Duration::from_secs(20),
