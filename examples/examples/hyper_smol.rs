@@ -207,18 +207,10 @@ mod tests {
     /// Waits (at most 5 s) for `path` to be answered `want`: the first request starts the
     /// monitor (Fess's lazy start), and its first poll decides the requests after it.
     fn eventually(addr: SocketAddr, path: &str, want: u16) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        loop {
-            let got = status(addr, path);
-            if got == want {
-                return;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{path}: {got}, never {want}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        assert!(
+            load_tests::wait_until(Duration::from_secs(5), || status(addr, path) == want),
+            "{path}: never {want}"
+        );
     }
 
     #[test]

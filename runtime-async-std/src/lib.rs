@@ -9,17 +9,6 @@ use std::time::Duration;
 // gate are `LoadGuardOn` and `BackgroundGateOn`; `LoadGuard` and `BackgroundGate` below are
 // them on this runtime).
 load_runtime::adapter_exports!();
-/// The tower layer of the runtime layer (`load_runtime::tower`), generic over the runtime:
-/// for hyper (through `hyper-util`'s `TowerToHyperService`) or any tower stack on this
-/// runtime.
-#[cfg(feature = "tower")]
-#[doc(no_inline)]
-pub use load_runtime::tower::{LoadControlLayer, LoadControlService, ResponseFuture};
-
-#[cfg(feature = "opensearch")]
-pub use load_opensearch::{OpenSearchOptions, OpenSearchSource};
-#[cfg(feature = "system")]
-pub use load_system::SystemSource;
 
 /// The async-std runtime: spawns on it and sleeps on its timer.
 #[derive(Clone, Copy, Debug, Default)]

@@ -10,17 +10,6 @@ use std::time::Duration;
 // gate are `LoadGuardOn` and `BackgroundGateOn`; `LoadGuard` and `BackgroundGate` below are
 // them on this runtime).
 load_runtime::adapter_exports!();
-/// The tower layer of the runtime layer (`load_runtime::tower`), generic over the runtime:
-/// for hyper (through `hyper-util`'s `TowerToHyperService`) or any tower stack on this
-/// runtime.
-#[cfg(feature = "tower")]
-#[doc(no_inline)]
-pub use load_runtime::tower::{LoadControlLayer, LoadControlService, ResponseFuture};
-
-#[cfg(feature = "opensearch")]
-pub use load_opensearch::{OpenSearchOptions, OpenSearchSource};
-#[cfg(feature = "system")]
-pub use load_system::SystemSource;
 
 /// The smol runtime: spawns on smol's global executor (`smol::spawn`, which starts its own
 /// threads the first time) and sleeps on its timer. [`SmolExecutor`] spawns on an executor

@@ -10,17 +10,6 @@ use std::time::Duration;
 // them on this runtime).
 load_runtime::adapter_exports!();
 
-#[cfg(feature = "opensearch")]
-pub use load_opensearch::{OpenSearchOptions, OpenSearchSource};
-#[cfg(feature = "system")]
-pub use load_system::SystemSource;
-
-/// The tower layer of the runtime layer (`load_runtime::tower`), generic over the runtime:
-/// on this crate's guard it is `LoadControlLayer<Tokio, S>`.
-#[cfg(feature = "tower")]
-#[doc(no_inline)]
-pub use load_runtime::tower::{LoadControlLayer, LoadControlService, ResponseFuture};
-
 /// The tokio runtime: spawns on it and sleeps on its timer.
 ///
 /// `Tokio::default()` is [`Tokio::current`]: the runtime the handle is created in (or, if

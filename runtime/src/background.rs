@@ -48,7 +48,8 @@ struct BackgroundShared {
     /// Waits that had to sleep, and their total time in microseconds.
     slept: AtomicU64,
     slept_micros: AtomicU64,
-    /// How often the source is sampled.
+    /// How often the source is sampled (the page's time base).
+    #[cfg(feature = "dashboard")]
     interval: Duration,
 }
 
@@ -164,6 +165,7 @@ impl<R: Runtime, S: CpuSource + Send + 'static> BackgroundGate<R, S> {
             failures: FailureCounter::new(),
             task: TaskState::default(),
             clock: StdClock::new(),
+            #[cfg(feature = "dashboard")]
             interval,
             slept: AtomicU64::new(0),
             slept_micros: AtomicU64::new(0),
@@ -227,6 +229,7 @@ impl<R: Runtime, S> BackgroundGate<R, S> {
     }
 
     /// How often the gate's source is sampled (the time base of the page's chart).
+    #[cfg(feature = "dashboard")]
     pub(crate) fn interval(&self) -> Duration {
         self.inner.shared.interval
     }

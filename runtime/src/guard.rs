@@ -216,8 +216,8 @@ impl<R: Runtime, S> LoadGuard<R, S> {
     ///         // ... serve the request, across .await if need be ...
     ///         drop(permit); // the answer is complete
     ///     }
-    ///     Admission::Rejected(route) => {
-    ///         let busy = guard.busy_response(route); // 429, Retry-After, body
+    ///     Admission::Rejected(class) => {
+    ///         let busy = guard.busy_response(class); // 429, Retry-After, body
     ///         # let _ = busy;
     ///     }
     /// }
@@ -330,6 +330,7 @@ impl<R: Runtime, S> LoadGuard<R, S> {
     }
 
     /// How often the monitor polls (the time base of the page's charts).
+    #[cfg(feature = "dashboard")]
     pub(crate) fn interval(&self) -> Duration {
         self.inner.shared.interval
     }

@@ -49,11 +49,20 @@ pub use load_core::{
 
 /// The runtime layer's names that every runtime adapter (`load-smol`, `load-async-std`,
 /// `load-tokio`) re-exports at its root, written once: each adapter calls it, and the
-/// adapter's own features (`dashboard`, `http`, `prometheus`) decide the optional names.
+/// adapter's own features (`dashboard`, `http`, `prometheus`, `tower`, `opensearch`,
+/// `system`) decide the optional names (the sources' crates are the adapter's
+/// dependencies, named as the adapter sees them).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! adapter_exports {
     () => {
+        /// The cluster's source (`load-opensearch`): the busiest node's CPU from
+        /// `_nodes/stats`.
+        #[cfg(feature = "opensearch")]
+        pub use load_opensearch::{OpenSearchOptions, OpenSearchSource};
+        /// This machine's source (`load-system`): its CPU, or its container's.
+        #[cfg(feature = "system")]
+        pub use load_system::SystemSource;
         /// The runtime layer's background gate, generic over the runtime. [`BackgroundGate`] is it
         /// on this crate's runtime.
         #[doc(no_inline)]
@@ -78,6 +87,12 @@ macro_rules! adapter_exports {
         #[cfg(feature = "prometheus")]
         #[doc(no_inline)]
         pub use $crate::prometheus::{self, LoadCollector};
+        /// The tower layer of the runtime layer (`load_runtime::tower`), generic over the
+        /// runtime: for axum, for hyper through `hyper-util`'s `TowerToHyperService`, or any
+        /// tower stack on this crate's runtime.
+        #[cfg(feature = "tower")]
+        #[doc(no_inline)]
+        pub use $crate::tower::{LoadControlLayer, LoadControlService, ResponseFuture};
         #[doc(no_inline)]
         pub use $crate::{
             AdaptiveGate, Admission, AdmissionMode, AdmissionStats, BackgroundStats, BusyResponse,

@@ -105,7 +105,7 @@ impl LoadControl {
             Class::Ambiguous => return self.acquire_ambiguous(clock),
         };
         let word = self.word.load(Ordering::Relaxed);
-        if (word >> shift) & 0xFF >= 100 {
+        if Word::off_at(word, shift) {
             return Ok(Ticket::UNCOUNTED);
         }
         if self.latch.load(Ordering::Relaxed) == IDLE {

@@ -187,8 +187,8 @@ impl LoadControl {
                 Word::new(
                     web,
                     api,
-                    !web.is_off() && (web_state.armed || closed),
-                    !api.is_off() && (api_state.armed || closed),
+                    web_state.armed || closed,
+                    api_state.armed || closed,
                     config.mode,
                     config.admission,
                 )
@@ -259,8 +259,7 @@ impl LoadControl {
             Class::Ambiguous => return self.check_ambiguous(),
         };
         let word = self.word.load(Ordering::Relaxed);
-        // A threshold of 100 is off (`Threshold::is_off`), here on the raw byte.
-        if (word >> shift) & 0xFF >= 100 {
+        if Word::off_at(word, shift) {
             return Decision::Allow;
         }
         if self.latch.load(Ordering::Relaxed) == IDLE {
@@ -362,8 +361,8 @@ impl LoadControl {
                 .update(now, effective, word.threshold(true), &state.policy);
             if word.limit() {
                 let failed = matches!(outcome, Outcome::Failed);
-                web = word.controlled(false) && state.armed(false, web, failed);
-                api = word.controlled(true) && state.armed(true, api, failed);
+                web = state.armed(false, web, failed);
+                api = state.armed(true, api, failed);
             }
             let next = word.with_armed(web, api);
             if next != word {
@@ -458,7 +457,7 @@ impl LoadControl {
                     };
                     class.update(Instant::ZERO, cpu, threshold, &fresh);
                 }
-                !threshold.is_off() && (class.armed || cpu.is_none())
+                class.armed || cpu.is_none()
             };
             let web = armed(false, config.web_threshold, &mut state.web);
             let api = armed(true, config.api_threshold, &mut state.api);
@@ -489,7 +488,7 @@ impl LoadControl {
 
     /// Whether the class of `class` is armed now: its requests refused (in monitor mode:
     /// would be) or, in the limit mode, admitted under the in-flight cap. The ambiguous
-    /// route is armed while either class is.
+    /// class is armed while either class is.
     #[must_use]
     pub fn is_armed(&self, class: Class) -> bool {
         let word = self.word();

@@ -20,6 +20,8 @@ impl Word {
     /// `load.control.admission=limit`: admitted requests are counted against a cap.
     pub(super) const LIMIT: u32 = 1 << 19;
 
+    /// The word of these settings, with each class armed as said unless its threshold is
+    /// off: a class that is not controlled is never armed (the rule is here, once).
     pub(super) const fn new(
         web: Threshold,
         api: Threshold,
@@ -31,8 +33,16 @@ impl Word {
         Word(
             (web.get() as u32) << Self::WEB_SHIFT
                 | (api.get() as u32) << Self::API_SHIFT
-                | if reject_web { Self::REJECT_WEB } else { 0 }
-                | if reject_api { Self::REJECT_API } else { 0 }
+                | if reject_web && !web.is_off() {
+                    Self::REJECT_WEB
+                } else {
+                    0
+                }
+                | if reject_api && !api.is_off() {
+                    Self::REJECT_API
+                } else {
+                    0
+                }
                 | match mode {
                     Mode::Enforce => 0,
                     Mode::Monitor => Self::MONITOR,
@@ -84,13 +94,29 @@ impl Word {
         self.0 & Self::MONITOR != 0
     }
 
-    /// The same settings with these armed states.
+    /// The same settings with these armed states (a class that is not controlled is never
+    /// armed, as in [`Word::new`]).
     pub(super) const fn with_armed(self, web: bool, api: bool) -> Word {
         Word(
             self.0 & !(Self::REJECT_WEB | Self::REJECT_API)
-                | if web { Self::REJECT_WEB } else { 0 }
-                | if api { Self::REJECT_API } else { 0 },
+                | if web && self.controlled(false) {
+                    Self::REJECT_WEB
+                } else {
+                    0
+                }
+                | if api && self.controlled(true) {
+                    Self::REJECT_API
+                } else {
+                    0
+                },
         )
+    }
+
+    /// Whether the class whose threshold byte sits at `shift` of `word` is off: the hot
+    /// paths' test on the word they loaded ([`Threshold::is_off`] on the stored byte).
+    #[inline]
+    pub(super) const fn off_at(word: u32, shift: u32) -> bool {
+        Threshold::from_stored((word >> shift) as u8).is_off()
     }
 
     pub(super) fn settings(self) -> Settings {

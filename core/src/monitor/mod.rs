@@ -78,11 +78,23 @@ pub fn start_delay(window: Duration, seed: u64) -> Duration {
         return Duration::ZERO;
     }
     // splitmix64: a seed of any quality comes out evenly spread.
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let z = mix64(seed.wrapping_add(SPLITMIX64_GAMMA));
+    Duration::from_millis(z % window_ms)
+}
+
+/// SplitMix64's increment: the generator adds it to its state before each [`mix64`].
+#[doc(hidden)]
+pub const SPLITMIX64_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// SplitMix64's finaliser, written once for the workspace (the start's jitter here, the
+/// simulation's generator, the local loop's service's work): each bit of `z` spread over
+/// all the output's.
+#[doc(hidden)]
+#[must_use]
+pub const fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    Duration::from_millis(z % window_ms)
+    z ^ (z >> 31)
 }
 
 /// Polls `source` until `stop` is requested, storing each outcome into `sink`.

@@ -66,12 +66,8 @@ struct Work {
     work_ms: f64,
 }
 
-/// One round of a 64-bit mix (SplitMix64's finaliser): cheap, and not optimised away.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+// One round of a 64-bit mix (SplitMix64's finaliser): cheap, and not optimised away.
+use load_core::monitor::mix64 as mix;
 
 fn spin(rounds: u64, seed: u64) -> u64 {
     let mut z = seed;

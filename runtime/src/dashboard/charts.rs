@@ -24,13 +24,13 @@ pub(super) fn cluster_chart(view: &View<'_>, title: &str) -> String {
     shade(
         &mut svg,
         "web",
-        "web requests rejected",
+        "web armed",
         &spans(&points, |p| p.at, |p| p.armed_web, now, window),
     );
     shade(
         &mut svg,
         "api",
-        "API requests rejected",
+        "API armed",
         &spans(&points, |p| p.at, |p| p.armed_api, now, window),
     );
     percent_axis(&mut svg);

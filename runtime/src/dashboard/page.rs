@@ -27,11 +27,11 @@ pub(super) fn escape(text: &str) -> String {
     out
 }
 
-fn state(rejecting: bool, threshold: Threshold, view: &View<'_>) -> (&'static str, String) {
+fn state(armed: bool, threshold: Threshold, view: &View<'_>) -> (&'static str, String) {
     let limit = view.admission == AdmissionMode::Limit;
     if limit && !threshold.is_off() {
         let (cap, flying) = (view.live.cap, view.live.in_flight);
-        return if rejecting {
+        return if armed {
             (
                 "rejecting",
                 format!("armed (≥ {threshold}%): cap {cap}, {flying} in flight"),
@@ -50,7 +50,7 @@ fn state(rejecting: bool, threshold: Threshold, view: &View<'_>) -> (&'static st
             "rejecting",
             format!("rejecting every request (threshold {threshold})"),
         )
-    } else if rejecting {
+    } else if armed {
         ("rejecting", format!("rejecting (≥ {threshold}%)"))
     } else {
         ("admitting", format!("admitting (< {threshold}%)"))
@@ -270,8 +270,8 @@ pub fn page(view: &View<'_>) -> String {
         } else {
             String::new()
         },
-        web = swatch("web", "web rejecting"),
-        api = swatch("api", "API rejecting"),
+        web = swatch("web", "web armed"),
+        api = swatch("api", "API armed"),
     );
     let limit = view.admission == AdmissionMode::Limit;
     let _ = write!(

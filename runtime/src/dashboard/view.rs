@@ -43,9 +43,10 @@ pub struct View<'a> {
     pub live: AdmissionStats,
     /// Whether the request monitor was started (it starts on the first controlled request).
     pub monitor_started: bool,
-    /// Whether web requests are being rejected now (the live state, for the badges).
+    /// Whether the web class is armed now (the live state, for the badges): its requests
+    /// refused by Fess's rule, or admitted under the cap in the limit mode.
     pub armed_web: bool,
-    /// Whether API requests are being rejected now.
+    /// Whether the API class is armed now.
     pub armed_api: bool,
     /// Web requests rejected in all, by reason (the words of the log and the metrics).
     pub rejections_web: Rejections,
