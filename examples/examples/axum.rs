@@ -201,27 +201,9 @@ async fn serve(
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read, Write};
-    use std::net::{SocketAddr, TcpStream};
+    use load_tests::raw_get as get;
 
     use super::*;
-
-    /// `GET path` on `addr`, the connection closed after it: the answer's head and body.
-    fn get(addr: SocketAddr, path: &str) -> (String, String) {
-        let mut stream = TcpStream::connect(addr).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .expect("timeout");
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
-        )
-        .expect("write");
-        let mut answer = String::new();
-        let _ = stream.read_to_string(&mut answer);
-        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-        (head.to_ascii_lowercase(), body.to_owned())
-    }
 
     /// The README states how many lines the whole wiring takes: the lines between the
     /// markers, which at most 15 may be.
@@ -261,38 +243,40 @@ mod tests {
         let served = runtime.spawn(serve(config, listener, true, async {
             let _ = stopped.await;
         }));
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let (head, _) = get(addr, "/search?q=a");
-            if head.starts_with("http/1.1 429") {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "never refused: {head}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let (head, body) = get(addr, "/metrics");
-        assert!(head.starts_with("http/1.1 200"), "{head}");
         assert!(
-            head.contains(&format!("content-type: {}", prometheus::CONTENT_TYPE)),
-            "{head}"
+            load_tests::wait_until(Duration::from_secs(10), || get(addr, "/search?q=a").status
+                == 429),
+            "never refused"
         );
-        assert!(body.contains("load_control_"), "{body}");
-        let (head, _) = get(addr, "/healthz");
-        assert!(head.starts_with("http/1.1 200"), "{head}");
-        let (head, body) = get(addr, "/admin/load");
-        assert!(head.starts_with("http/1.1 200"), "{head}");
-        assert!(
-            head.contains("content-type: text/html; charset=utf-8"),
-            "{head}"
+        let metrics = get(addr, "/metrics");
+        assert_eq!(metrics.status, 200);
+        assert_eq!(
+            metrics.header("content-type"),
+            Some(prometheus::CONTENT_TYPE)
         );
         assert!(
-            head.contains("content-security-policy: default-src 'none'"),
-            "{head}"
+            metrics.text().contains("load_control_"),
+            "{}",
+            metrics.text()
         );
-        assert!(body.contains("This machine's CPU"), "{body}");
+        assert_eq!(get(addr, "/healthz").status, 200);
+        let page = get(addr, "/admin/load");
+        assert_eq!(page.status, 200);
+        assert_eq!(
+            page.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert!(
+            page.header("content-security-policy")
+                .is_some_and(|csp| csp.starts_with("default-src 'none'")),
+            "{:?}",
+            page.headers
+        );
+        assert!(
+            page.text().contains("This machine's CPU"),
+            "{}",
+            page.text()
+        );
         let _ = stop.send(());
         runtime
             .block_on(served)

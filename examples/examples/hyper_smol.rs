@@ -165,30 +165,13 @@ fn main() -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read, Write};
-    use std::net::TcpStream;
     use std::time::Duration;
 
     use super::*;
 
     /// The status of `GET path` on `addr`, the connection closed after it.
     fn status(addr: SocketAddr, path: &str) -> u16 {
-        let mut stream = TcpStream::connect(addr).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .expect("timeout");
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
-        )
-        .expect("write");
-        let mut answer = String::new();
-        let _ = stream.read_to_string(&mut answer);
-        answer
-            .split(' ')
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .unwrap_or_else(|| panic!("no status in {answer:?}"))
+        load_tests::raw_get(addr, path).status
     }
 
     /// Serves on an ephemeral port with a `&'static FixedSource` at `cpu` (the web threshold

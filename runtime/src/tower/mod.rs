@@ -57,3 +57,6 @@ pub use future::ResponseFuture;
 pub use layer::LoadControlLayer;
 pub use service::LoadControlService;
 pub use unrecorded::Unrecorded;
+
+#[cfg(test)]
+mod tests;
