@@ -20,8 +20,8 @@ use std::time::Duration;
 use axum::extract::{Query, Request, State};
 use axum::routing::get;
 use axum::{Json, Router, ServiceExt};
-use futures::future::Either;
 use load_tokio::dashboard::{self, Snapshot};
+use load_tokio::source::Either;
 use load_tokio::{
     BackgroundGate, Config, LoadCollector, LoadControlLayer, LoadGuard, OpenSearchSource,
     SystemSource, prometheus,

@@ -352,7 +352,7 @@ async fn flood_bound<R: Runtime + Default>() {
             .with_settings(&config),
     );
     let line = format!(
-        "<p id=\"rejections\">Rejected in all: web {refused} (cpu 0, cap 0, flood {refused}), \
+        "<p id=\"rejected-in-all\">Rejected in all: web {refused} (cpu 0, cap 0, flood {refused}), \
          API 0 (cpu 0, cap 0, flood 0).</p>"
     );
     assert!(page.contains(&line), "{line} missing from:\n{page}");

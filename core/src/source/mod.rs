@@ -16,6 +16,12 @@ mod setup;
 pub use doubles::{FixedSource, ScriptedSource};
 pub use error::{BodyError, SourceError, SourceErrorKind};
 pub use kind::SourceKind;
+
+/// Either of two sources, chosen at run time: `futures`' own `Either`, re-exported so that
+/// a server need not depend on `futures` to name it. It is a [`CpuSource`] (the chosen
+/// side's samples) and a [`FromConfig`] (Fess's single box: the cluster when
+/// `search_engine.http.url` is set, else this machine).
+pub use futures::future::Either;
 pub use setup::{FromConfig, Role, SetupError};
 
 /// One reading of a CPU source, built with [`CpuSample::local`] or [`CpuSample::cluster`]

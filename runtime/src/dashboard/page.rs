@@ -39,7 +39,7 @@ fn state(armed: bool, threshold: Threshold, view: &View<'_>) -> (&'static str, S
         } else {
             (
                 "admitting",
-                format!("disarmed (< {threshold}%): {flying} in flight"),
+                format!("disarmed (&lt; {threshold}%): {flying} in flight"),
             )
         };
     }
@@ -53,7 +53,7 @@ fn state(armed: bool, threshold: Threshold, view: &View<'_>) -> (&'static str, S
     } else if armed {
         ("rejecting", format!("rejecting (≥ {threshold}%)"))
     } else {
-        ("admitting", format!("admitting (< {threshold}%)"))
+        ("admitting", format!("admitting (&lt; {threshold}%)"))
     }
 }
 
@@ -320,7 +320,7 @@ pub fn page(view: &View<'_>) -> String {
     };
     let _ = writeln!(
         html,
-        "<p id=\"rejections\">Rejected in all: web {web}, API {api}.</p>",
+        "<p id=\"rejected-in-all\">Rejected in all: web {web}, API {api}.</p>",
         web = by_reason(view.rejections_web),
         api = by_reason(view.rejections_api),
     );
@@ -343,7 +343,16 @@ pub fn page(view: &View<'_>) -> String {
             waiting = background.waiting,
         );
     }
-    if !view.settings.is_empty() || view.last_error.is_some() || view.source.is_some() {
+    // The last poll error: a row of the settings table when the caller asked for one,
+    // else a line of its own when there is an error to show.
+    let error = view.last_error.as_ref().map(|(text, ago)| {
+        format!(
+            "<td class=\"error\" id=\"last-error\">{} ({}s ago)</td>",
+            escape(text),
+            ago.as_secs()
+        )
+    });
+    if !view.settings.is_empty() {
         html.push_str("<h2>Settings</h2>\n<table id=\"settings\">\n");
         for (key, value) in &view.settings {
             let _ = writeln!(
@@ -353,15 +362,13 @@ pub fn page(view: &View<'_>) -> String {
                 escape(value)
             );
         }
-        let error = match &view.last_error {
-            Some((text, ago)) => format!(
-                "<td class=\"error\">{} ({}s ago)</td>",
-                escape(text),
-                ago.as_secs()
-            ),
-            None => "<td>none</td>".to_owned(),
-        };
+        let error = error.unwrap_or_else(|| "<td id=\"last-error\">none</td>".to_owned());
         let _ = writeln!(html, "<tr><th>Last poll error</th>{error}</tr>\n</table>");
+    } else if let Some(error) = error {
+        let _ = writeln!(
+            html,
+            "<table><tr><th>Last poll error</th>{error}</tr></table>"
+        );
     }
     let links: Vec<String> = view
         .links

@@ -111,7 +111,7 @@ fn the_limit_mode_draws_the_cap_and_the_requests_in_flight() {
     view.rejections_web = control.rejections(Class::Web);
     assert!(
         render(&view).contains(
-            "<p id=\"rejections\">Rejected in all: web 2 (cpu 1, cap 1, flood 0), API 0 \
+            "<p id=\"rejected-in-all\">Rejected in all: web 2 (cpu 1, cap 1, flood 0), API 0 \
              (cpu 0, cap 0, flood 0).</p>"
         ),
         "{}",
