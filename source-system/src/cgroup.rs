@@ -151,6 +151,25 @@ impl Cgroup {
         Cgroup::own_under(Path::new("/"))
     }
 
+    /// [`Cgroup::own`], and where `/proc` does not locate it, the cgroup at
+    /// `/sys/fs/cgroup` (a container's own view); both under `prefix` (`/` for this
+    /// process): what [`crate::SystemSource::own`] reads. The error is the root's, when
+    /// neither is readable.
+    ///
+    /// # Errors
+    ///
+    /// As [`Cgroup::detect`] for `prefix/sys/fs/cgroup`.
+    pub fn own_or_root_under(prefix: &Path) -> Result<Cgroup, CgroupError> {
+        Cgroup::own_under(prefix).or_else(|own| {
+            log::debug!(
+                "{own}: reading the cgroup at {}",
+                crate::DEFAULT_CGROUP_ROOT
+            );
+            let root = crate::DEFAULT_CGROUP_ROOT.trim_start_matches('/');
+            Cgroup::detect(&prefix.join(root))
+        })
+    }
+
     /// [`Cgroup::own`] with `/proc` and the mount points under `prefix` (a fixture tree
     /// holding `proc/self/cgroup`, `proc/self/mountinfo` and the cgroup files).
     ///

@@ -130,12 +130,7 @@ impl SystemSource {
     ///
     /// [`SourceErrorKind::Unsupported`] when the host's CPU cannot be read either.
     pub fn own(kind: CpuSourceKind, role: Role) -> Result<SystemSource, SourceError> {
-        Self::choose(kind, role, || {
-            Cgroup::own().or_else(|own| {
-                log::debug!("{own}: reading the cgroup at {DEFAULT_CGROUP_ROOT}");
-                Cgroup::detect(Path::new(DEFAULT_CGROUP_ROOT))
-            })
-        })
+        Self::choose(kind, role, || Cgroup::own_or_root_under(Path::new("/")))
     }
 
     /// The host, or the cgroup `detect` finds, as `kind` says; logged for `role`.

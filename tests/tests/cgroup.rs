@@ -226,6 +226,23 @@ fn the_own_cgroup_is_found_from_proc_at_any_depth() {
     );
 }
 
+/// README, *Containers*: where `/proc` does not say (no cgroup mount in the mount table),
+/// the cgroup at `/sys/fs/cgroup`, a container's own view, is read.
+#[test]
+fn where_proc_does_not_say_the_root_cgroup_is_read() {
+    let fallback = tree("own-fallback");
+    assert!(
+        Cgroup::own_under(&fallback).is_err(),
+        "/proc names no mounted cgroup"
+    );
+    let cgroup = Cgroup::own_or_root_under(&fallback).expect("the root's");
+    assert_eq!(cgroup.version(), CgroupVersion::V2);
+    assert_eq!(cgroup.limit(), Some(1.5));
+    // Neither: the root's error, naming its file.
+    let neither = Cgroup::own_or_root_under(&tree("own-outside")).expect_err("neither");
+    assert!(neither.to_string().contains("sys/fs/cgroup"), "{neither}");
+}
+
 /// The nested limit is read over time as the flat ones are: 1 s of CPU in 1 s on the pod's
 /// 2 CPUs is 50 %.
 #[test]
