@@ -550,3 +550,39 @@ fn a_burst_of_connections_waits_in_the_listen_queue() {
     assert_eq!(held.len(), burst);
     drop(listener);
 }
+
+/// README, *Run the demo*: it logs at `info` unless `RUST_LOG` says otherwise, so that its
+/// start says what it runs on; `RUST_LOG=warn` quiets those lines.
+#[test]
+fn the_demo_logs_at_info_unless_told_otherwise() {
+    for (rust_log, info) in [(None, true), (Some("warn"), false)] {
+        let mut command = Command::new(BIN);
+        command
+            .args(["--listen", "127.0.0.1:0"])
+            .env_remove("SEARCH_ENGINE_HTTP_URL")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(level) = rust_log {
+            command.env("RUST_LOG", level);
+        }
+        let child = command.spawn().expect("start search-server");
+        let mut server = Server {
+            child,
+            addr: "127.0.0.1:1".parse().expect("addr"),
+        };
+        let stdout = server.child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the first line");
+        assert!(line.starts_with("listening on http://"), "{line:?}");
+        let stderr = server.stop();
+        assert_eq!(
+            stderr.contains("Runtime: "),
+            info,
+            "RUST_LOG={rust_log:?}:\n{stderr}"
+        );
+    }
+}
