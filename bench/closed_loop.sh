@@ -99,9 +99,11 @@ rate_of() {
 workloads="${LOAD_WORKLOADS:-uniform mixed}"
 [[ "$profile" == --onset ]] && workloads="${LOAD_WORKLOADS:-uniform}"
 
-# One run per workload and fleet size; the fleets reuse their workload's 1x rate (a run of
-# fleets alone, LOAD_FRONT_ENDS without 1, reads it from the last one-front-end results).
-# The short loop warms the node in its first run only (the full run warms it in each).
+# One run per workload and fleet size. The full run's fleets reuse their workload's 1x rate
+# (a run of fleets alone, LOAD_FRONT_ENDS without 1, reads it from the last one-front-end
+# results); the short loop's and the onset test's runs each find their own (the node's cost
+# per search drifts between runs), unless LOAD_ONE_X gives it. The short loop warms the
+# node in its first run only (the full run warms it in each).
 warm=()
 [[ -n "$profile" ]] && warm=(--warm-up)
 for workload in $workloads; do
@@ -109,7 +111,7 @@ for workload in $workloads; do
   if [[ -n "${LOAD_ONE_X:-}" ]]; then
     # A given 1x (searches a second), no ladder: two laws compared on the same rate.
     rate=(--rate "$LOAD_ONE_X")
-  elif [[ " ${LOAD_FRONT_ENDS:-1 2} " != *" 1 "* ]]; then
+  elif [[ -z "$profile" && " ${LOAD_FRONT_ENDS:-1 2} " != *" 1 "* ]]; then
     single="$out/$workload-1fe/$results"
     [[ -f "$single" ]] || { echo "no $single to take the 1x rate from: include 1 in LOAD_FRONT_ENDS" >&2; exit 1; }
     rate=(--rate "$(rate_of "$single")")
@@ -128,7 +130,7 @@ for workload in $workloads; do
         --front-ends "$n" --workload "$workload" "${rate[@]}" "${warm[@]}"
     } | tee "$dir/table.md"
     warm=()
-    if ((${#rate[@]} == 0)); then
+    if [[ -z "$profile" ]] && ((${#rate[@]} == 0)); then
       rate=(--rate "$(rate_of "$dir/$results")")
     fi
   done

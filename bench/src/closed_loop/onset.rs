@@ -25,7 +25,8 @@ use super::generator::{Outcome, Phase, Sent};
 use super::report;
 use super::server::Mode;
 use super::short::{
-    LADDER_GROWTH, LADDER_START, LADDER_STEP, LADDER_WARMUP, MODES, STEP, WARMUP, rate_origin,
+    LADDER_GROWTH, LADDER_START, LADDER_STEP, LADDER_WARMUP, MODES, STEP, WARMUP, Warmed,
+    rate_origin,
 };
 use super::{Bench, Options, bound, log_step};
 
@@ -318,10 +319,13 @@ pub fn table(onsets: &[Onset], quiet: f64) -> String {
 /// The onset run: see the module docs. Returns what `onset.json` holds.
 pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String> {
     let origin = bench.origin;
-    if options.warm_up {
-        bench.warm_up()?;
+    let warmed = if options.warm_up {
+        let warmed = bench.warm_up()?;
         bench.quiet()?;
-    }
+        Some(warmed)
+    } else {
+        None
+    };
     let (rate, found) = if let Some(rate) = options.rate {
         (rate, None)
     } else {
@@ -389,6 +393,9 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
         rate_origin(found),
         quiet_p99s.map(|p| p.map(|ms| (ms * 10.0).round() / 10.0)),
     );
+    if let Some(warmed) = &warmed {
+        println!("{}\n", warmed.line());
+    }
     print!("{}", table(&onsets, quiet));
     println!("\nwhole run: {:.0} s", origin.elapsed().as_secs_f64());
     Ok(json!({
@@ -397,6 +404,7 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
         "workload": if options.mixed { "mixed" } else { "uniform" },
         "rate_1x_per_s": rate,
         "rate_found_per_s": found,
+        "warm_up": warmed.as_ref().map(Warmed::json),
         "quiet_p99_ms": quiet,
         "quiet_p99s_before_after_ms": quiet_p99s,
         "onsets": onsets.iter().map(|o| o.json(quiet)).collect::<Vec<_>>(),

@@ -4,10 +4,12 @@
 //! Per run (one workload, one fleet size), on the node the script isolated:
 //!
 //! 1. with `--warm-up` (the script's first run on a node fresh from its start), a warm-up:
-//!    control off, 10 s each at 30, 100 and 200 searches/s, so that the JIT compiles the
-//!    search path before anything is measured; with no `--rate`, one ladder of short steps to the 1x rate (with `--rate`, which the
-//!    script passes from the one-front-end run to the fleet, none); then a wait for quiet
-//!    (the node's CPU under 20 % over 5 s);
+//!    control off, 10 s each at 30 and 100 searches/s, then blocks at [`WARM_RATE`] until
+//!    the CPU a search costs has settled ([`Warmed`]), so that the JIT compiles the search
+//!    path and the node's cost per search stops falling before anything is measured; with
+//!    no `--rate`, one ladder of short steps to the 1x rate (each run its own: the script
+//!    gives a rate only with `LOAD_ONE_X`); then a wait for quiet (the node's CPU under
+//!    20 % over 5 s);
 //! 2. control off at 0.5x and 1x: the quiet baseline and what the node serves at 1x;
 //! 3. the limit mode and the peer (congestion-limiter's Vegas) at each of [`FACTORS`],
 //!    alternating, each step [`STEP`] s on a fresh fleet, its first [`WARMUP`] s not
@@ -361,25 +363,100 @@ pub(super) fn rate_origin(found: Option<f64>) -> &'static str {
     }
 }
 
+/// The warm-up's blocks: control off at this many searches/s (below a cold node's
+/// capacity, so that the CPU it takes is the node's cost per search, not a ceiling) ...
+pub(super) const WARM_RATE: f64 = 100.0;
+/// ... each of this many seconds ...
+pub(super) const WARM_BLOCK: f64 = 10.0;
+/// ... until this many in a row read a CPU within [`WARM_SPREAD`] points of each other ...
+pub(super) const WARM_STEADY: usize = 3;
+/// ... see [`WARM_STEADY`] ...
+pub(super) const WARM_SPREAD: f64 = 3.0;
+/// ... or this many blocks have run (the node is then called unsettled, and the run goes on).
+pub(super) const WARM_BLOCKS_MOST: usize = 30;
+
+/// How a fresh node was warmed: the CPU each block read, and whether it settled.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Warmed {
+    /// The node's mean CPU in each block at [`WARM_RATE`], in per cent.
+    pub cpu: Vec<f64>,
+    /// Whether the last [`WARM_STEADY`] blocks read within [`WARM_SPREAD`] points.
+    pub settled: bool,
+}
+
+impl Warmed {
+    /// Whether the CPU readings so far have settled: the last [`WARM_STEADY`] within
+    /// [`WARM_SPREAD`] points of each other, and below saturation (a node at its ceiling
+    /// reads the same whatever it costs a search).
+    pub(super) fn is_settled(cpu: &[f64]) -> bool {
+        let Some(last) = cpu.len().checked_sub(WARM_STEADY).map(|from| &cpu[from..]) else {
+            return false;
+        };
+        let most = last.iter().copied().fold(f64::MIN, f64::max);
+        let least = last.iter().copied().fold(f64::MAX, f64::min);
+        most < 85.0 && most - least <= WARM_SPREAD
+    }
+
+    /// The header's line: what the warm-up read.
+    pub(super) fn line(&self) -> String {
+        let cpu: Vec<String> = self.cpu.iter().map(|c| format!("{c:.0}")).collect();
+        format!(
+            "the node warmed first (control off, {WARM_BLOCK:.0}-s blocks at {WARM_RATE:.0} \
+             searches/s until {WARM_STEADY} in a row read within {WARM_SPREAD:.0} points of \
+             CPU): {} %, {}",
+            cpu.join(", "),
+            if self.settled {
+                "settled"
+            } else {
+                "**not settled**"
+            }
+        )
+    }
+
+    pub(super) fn json(&self) -> Value {
+        json!({ "block_s": WARM_BLOCK, "rate_per_s": WARM_RATE, "cpu": self.cpu, "settled": self.settled })
+    }
+}
+
 impl Bench<'_> {
-    /// The warm-up of a fresh node: control off, 10 s each at 30, 100 and 200 searches/s.
-    pub(super) fn warm_up(&self) -> Result<(), String> {
-        let phases = [30.0, 100.0, 200.0].map(|rate| Phase {
+    /// The warm-up of a fresh node: control off, 10 s each at 30 and 100 searches/s, then
+    /// blocks at [`WARM_RATE`] until the CPU a search costs stops falling ([`Warmed`]). A
+    /// node's cost per search falls for minutes after its start (the JIT, the caches, the
+    /// preload's merges): in one short loop the CPU at 202 searches/s with control off read
+    /// 73 % in the first run and 50 % in the second, four minutes later, so that the
+    /// second's 2x was the node's 1x.
+    pub(super) fn warm_up(&self) -> Result<Warmed, String> {
+        let phases = [30.0, 100.0].map(|rate| Phase {
             rate,
             seconds: 10.0,
         });
         let _ = self.offer(Mode::Off, &phases, &[], &[], 4, false)?;
-        Ok(())
+        let mut warmed = Warmed::default();
+        while warmed.cpu.len() < WARM_BLOCKS_MOST {
+            bound(self.origin)?;
+            let seed = 4000 + warmed.cpu.len() as u64;
+            let step = self.step(Mode::Off, 0.0, WARM_RATE, WARM_BLOCK, 0.0, seed, &[])?;
+            eprintln!("warm-up: {WARM_RATE:.0}/s, CPU {:.0} %", step.cpu_mean);
+            warmed.cpu.push(step.cpu_mean);
+            if Warmed::is_settled(&warmed.cpu) {
+                warmed.settled = true;
+                break;
+            }
+        }
+        Ok(warmed)
     }
 }
 
 /// The short run: see the module docs. Returns what `short.json` holds.
 pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String> {
     let origin = bench.origin;
-    if options.warm_up {
-        bench.warm_up()?;
+    let warmed = if options.warm_up {
+        let warmed = bench.warm_up()?;
         bench.quiet()?;
-    }
+        Some(warmed)
+    } else {
+        None
+    };
     let (rate, found, calibration) = if let Some(rate) = options.rate {
         (rate, None, Vec::new())
     } else {
@@ -459,6 +536,9 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
         slo.as_secs_f64() * 1000.0,
         at_1x.served_per_s,
     );
+    if let Some(warmed) = &warmed {
+        println!("{}\n", warmed.line());
+    }
     print!("{}", report::step_table(&steps, slo));
     println!();
     print!("{}", verdict_table(&figures, &base));
@@ -473,6 +553,7 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
         "workload": if options.mixed { "mixed" } else { "uniform" },
         "rate_1x_per_s": rate,
         "rate_found_per_s": found,
+        "warm_up": warmed.as_ref().map(Warmed::json),
         "quiet_p99_ms": quiet_p99,
         "quiet_p99s_first_last_ms": quiet_p99s,
         "light_p50_ms": light_p50,
@@ -490,6 +571,25 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_warm_up_settles_when_the_cpu_a_search_costs_stops_falling() {
+        // Falling: not settled; three in a row within 3 points: settled.
+        assert!(!Warmed::is_settled(&[36.0, 31.0]));
+        assert!(!Warmed::is_settled(&[36.0, 31.0, 28.0, 25.0]));
+        assert!(Warmed::is_settled(&[36.0, 31.0, 25.0, 24.0, 26.5]));
+        // A node at its ceiling reads the same whatever a search costs: never settled.
+        assert!(!Warmed::is_settled(&[99.0, 99.0, 98.5]));
+        let warmed = Warmed {
+            cpu: vec![36.2, 25.0, 24.4, 24.9],
+            settled: true,
+        };
+        assert!(
+            warmed.line().ends_with(": 36, 25, 24, 25 %, settled"),
+            "{}",
+            warmed.line()
+        );
+    }
 
     fn base() -> Baseline {
         Baseline {
