@@ -28,6 +28,9 @@
 # $LOAD_OPENSEARCH_URL, or starts a node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The commit the run measures, read before the run writes its own (tracked) tables: read
+# later, every run after the first was called dirty by its predecessor's results.
+described="$(git describe --always --dirty 2>/dev/null || echo '?')"
 smoke=""
 profile=""
 case "${1:-}" in
@@ -121,9 +124,9 @@ for workload in $workloads; do
     mkdir -p "$dir"
     {
       if [[ -n "$isolated" ]]; then
-        echo "# Closed-loop ${profile:+${profile#--} }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git describe --always --dirty 2>/dev/null || echo '?'): $n front end(s), $workload workload; one OpenSearch node on CPU $cluster_cpu (a cpuset of its own), the servers and the generator on CPUs $front_cpus"
+        echo "# Closed-loop ${profile:+${profile#--} }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $described: $n front end(s), $workload workload; one OpenSearch node on CPU $cluster_cpu (a cpuset of its own), the servers and the generator on CPUs $front_cpus"
       else
-        echo "# Closed-loop ${profile:+${profile#--} }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git describe --always --dirty 2>/dev/null || echo '?'): $n front end(s), $workload workload; $LOAD_OPENSEARCH_URL, not isolated (its CPU may include the servers' and the generator's)"
+        echo "# Closed-loop ${profile:+${profile#--} }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $described: $n front end(s), $workload workload; $LOAD_OPENSEARCH_URL, not isolated (its CPU may include the servers' and the generator's)"
       fi
       echo
       "${pin[@]}" "$bin/closed_loop" "$bin/search-server" "$LOAD_OPENSEARCH_URL" "$dir" $isolated $profile \

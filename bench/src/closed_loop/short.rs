@@ -4,8 +4,8 @@
 //! Per run (one workload, one fleet size), on the node the script isolated:
 //!
 //! 1. with `--warm-up` (the script's first run on a node fresh from its start), a warm-up:
-//!    control off, 10 s each at 30 and 100 searches/s, then blocks at [`WARM_RATE`] until
-//!    the CPU a search costs has settled ([`Warmed`]), so that the JIT compiles the search
+//!    control off, 10 s each at 30 and 100 searches/s, then blocks at `WARM_RATE` until
+//!    the CPU a search costs has settled (`Warmed`), so that the JIT compiles the search
 //!    path and the node's cost per search stops falling before anything is measured; with
 //!    no `--rate`, one ladder of short steps to the 1x rate (each run its own: the script
 //!    gives a rate only with `LOAD_ONE_X`); then a wait for quiet (the node's CPU under
