@@ -833,6 +833,84 @@ async fn the_secured_node_takes_the_right_credentials_only<R: Runtime + Default>
     }
 }
 
+/// `search_engine.http.ssl.certificate_authorities` is trusted besides the system's roots,
+/// not instead of them (as the README's key table says). Each case runs in a child process
+/// (this test binary again, `child_of_the_extra_ca_test`) whose OpenSSL reads its system
+/// roots from `SSL_CERT_FILE`, so that no other test sees them: with the secured node's CA
+/// as the system's and a CA that signed nothing as the extra one, the node is reached; with
+/// no system roots (an empty file) and the same extra CA, its certificate is refused.
+#[test]
+#[ignore = "needs a real cluster: tests/opensearch/cluster.sh start; LOAD_OPENSEARCH_URL=$(tests/opensearch/cluster.sh url)"]
+fn the_extra_ca_is_trusted_besides_the_systems_roots() {
+    let _serial = serial();
+    let secure = secure();
+    let empty = std::env::temp_dir().join(format!("load-no-roots-{}.pem", std::process::id()));
+    std::fs::write(&empty, "").expect("an empty roots file");
+    let child = |system_roots: &std::path::Path| {
+        let out = Command::new(std::env::current_exe().expect("this test binary"))
+            .args([
+                "--ignored",
+                "--exact",
+                "child_of_the_extra_ca_test",
+                "--nocapture",
+            ])
+            .env("SSL_CERT_FILE", system_roots)
+            .env(
+                EXTRA_CA_CHILD,
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls/unrelated-ca.pem"),
+            )
+            .output()
+            .expect("the child runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success() && text.contains("1 passed"), text)
+    };
+    let (reached, text) = child(&secure.ca);
+    assert!(
+        reached,
+        "the node's CA as the system's, another as the extra: {text}"
+    );
+    assert!(text.contains("extra CA child: 1 node"), "{text}");
+    let (reached, text) = child(&empty);
+    let _ = std::fs::remove_file(&empty);
+    assert!(
+        !reached,
+        "no system roots, an extra CA that signed nothing: {text}"
+    );
+    assert!(
+        text.contains("certificate"),
+        "refused for its certificate: {text}"
+    );
+}
+
+/// The child's flag: the extra CA it trusts.
+const EXTRA_CA_CHILD: &str = "LOAD_TEST_EXTRA_CA_CHILD";
+
+/// The child of `the_extra_ca_is_trusted_besides_the_systems_roots`: samples the secured
+/// node trusting the extra CA its parent names. Run alone (no parent), it does nothing.
+#[test]
+#[ignore = "run by the_extra_ca_is_trusted_besides_the_systems_roots in a child process"]
+fn child_of_the_extra_ca_test() {
+    let Some(extra) = std::env::var_os(EXTRA_CA_CHILD) else {
+        return;
+    };
+    let secure = secure();
+    let url = NodeUrl::parse(&secure.url).expect("url");
+    let mut source = OpenSearchSource::with_options(
+        &url,
+        OpenSearchOptions::new()
+            .timeout(Duration::from_secs(10))
+            .ca_certificate(PathBuf::from(extra))
+            .credentials("loadcontrol", &secure.password),
+    )
+    .expect("source");
+    let sample = smol::block_on(source.sample()).unwrap_or_else(|e| panic!("{e}"));
+    println!("extra CA child: {} node", sample.nodes);
+}
+
 // ---- 6. the demo as Fess: searches and indexing on the cluster ----------------------------
 
 /// The demo with a cluster: the crawler creates its index with the mapping and fills it,
