@@ -386,24 +386,26 @@ pub(super) struct Warmed {
 
 impl Warmed {
     /// Whether the CPU readings so far have settled: the last [`WARM_STEADY`] within
-    /// [`WARM_SPREAD`] points of each other, and below saturation (a node at its ceiling
-    /// reads the same whatever it costs a search).
+    /// [`WARM_SPREAD`] points of each other, not each lower than the one before (a cost
+    /// still falling, if slowly), below saturation (a node at its ceiling reads the same
+    /// whatever a search costs) and above 5 % (no reading, or no load, is not a cost).
     pub(super) fn is_settled(cpu: &[f64]) -> bool {
         let Some(last) = cpu.len().checked_sub(WARM_STEADY).map(|from| &cpu[from..]) else {
             return false;
         };
         let most = last.iter().copied().fold(f64::MIN, f64::max);
         let least = last.iter().copied().fold(f64::MAX, f64::min);
-        most < 85.0 && most - least <= WARM_SPREAD
+        let falling = last.windows(2).all(|pair| pair[1] < pair[0]);
+        least > 5.0 && most < 85.0 && most - least <= WARM_SPREAD && !falling
     }
 
     /// The header's line: what the warm-up read.
     pub(super) fn line(&self) -> String {
-        let cpu: Vec<String> = self.cpu.iter().map(|c| format!("{c:.0}")).collect();
+        let cpu: Vec<String> = self.cpu.iter().map(|c| format!("{c:.1}")).collect();
         format!(
             "the node warmed first (control off, {WARM_BLOCK:.0}-s blocks at {WARM_RATE:.0} \
              searches/s until {WARM_STEADY} in a row read within {WARM_SPREAD:.0} points of \
-             CPU): {} %, {}",
+             CPU, not each lower than the one before, between 5 and 85 %): {} %, {}",
             cpu.join(", "),
             if self.settled {
                 "settled"
@@ -578,14 +580,21 @@ mod tests {
         assert!(!Warmed::is_settled(&[36.0, 31.0]));
         assert!(!Warmed::is_settled(&[36.0, 31.0, 28.0, 25.0]));
         assert!(Warmed::is_settled(&[36.0, 31.0, 25.0, 24.0, 26.5]));
-        // A node at its ceiling reads the same whatever a search costs: never settled.
+        // Within 3 points but each lower than the one before (an onset run's warm-up):
+        // still falling.
+        assert!(!Warmed::is_settled(&[42.3, 39.4, 38.5, 36.5]));
+        // A node at its ceiling reads the same whatever a search costs: never settled;
+        // nor a node that read no CPU.
         assert!(!Warmed::is_settled(&[99.0, 99.0, 98.5]));
+        assert!(!Warmed::is_settled(&[0.0, 0.0, 0.0]));
         let warmed = Warmed {
             cpu: vec![36.2, 25.0, 24.4, 24.9],
             settled: true,
         };
         assert!(
-            warmed.line().ends_with(": 36, 25, 24, 25 %, settled"),
+            warmed
+                .line()
+                .ends_with(": 36.2, 25.0, 24.4, 24.9 %, settled"),
             "{}",
             warmed.line()
         );
