@@ -673,7 +673,9 @@ load_tests::on_both_runtimes!(
 /// `--peer-limiter vegas` (benchmarks only): congestion-limiter's Vegas decides instead of
 /// the limit mode. It knows nothing of the cluster's CPU: the searches never start the
 /// cluster monitor (with load control deciding, the first one would), and one at a time
-/// they are all admitted.
+/// they are all admitted. Nine of them, fewer than its initial limit of 10: its releases run
+/// on a runtime of its own, later than the answer, and on a busy machine a CI run saw the
+/// 20 this test sent before refused once, the releases behind.
 #[test]
 fn the_benchmarks_peer_decides_instead_of_the_limit_mode() {
     let stub = Stub::start(Reply::cpu(&[95]));
@@ -701,7 +703,7 @@ fn the_benchmarks_peer_decides_instead_of_the_limit_mode() {
     };
     let server = load_examples::server::start(&options).expect("server");
     let addr = server.addr();
-    for _ in 0..20 {
+    for _ in 0..9 {
         assert_eq!(raw_get(addr, "/search?q=load").status, 200);
     }
     let stats = stats(addr);
