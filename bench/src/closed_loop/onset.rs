@@ -221,6 +221,21 @@ impl Onset {
             .collect()
     }
 
+    /// The in-flight count each front end's flood bound first engaged at in the surge, as
+    /// its first reading with the bound held says (`None`: not read holding).
+    #[must_use]
+    pub fn engaged_at(&self) -> Vec<Option<u64>> {
+        self.traces
+            .iter()
+            .map(|rows| {
+                rows.iter()
+                    .filter(|r| r["t"].as_f64().is_some_and(|t| t >= 0.0))
+                    .find(|r| r["flood"].as_bool() == Some(true))
+                    .and_then(|r| r["engaged_at"].as_u64())
+            })
+            .collect()
+    }
+
     /// The most each front end was read holding in flight in the first window.
     #[must_use]
     pub fn most_in_flight(&self) -> Vec<Option<u64>> {
@@ -249,6 +264,7 @@ impl Onset {
             "holds": self.holds(quiet),
             "armed_after_s": self.armed_after(),
             "most_in_flight_first_window": self.most_in_flight(),
+            "flood_engaged_at_in_flight": self.engaged_at(),
             "traces": self.traces,
         })
     }
@@ -278,12 +294,12 @@ pub fn table(onsets: &[Onset], quiet: f64) -> String {
         let _ = write!(out, " {from:.0}-{:.0} s |", from + WINDOW);
     }
     out.push_str(
-        " holds (first <= 4, later <= 2) | refused, first 5 s | armed after, s (each front end) | most in flight read, first 5 s |\n|---|---|---|",
+        " holds (first <= 4, later <= 2) | refused, first 5 s | armed after, s (each front end) | most in flight read, first 5 s | in flight when the flood bound engaged |\n|---|---|---|",
     );
     for _ in 0..windows {
         out.push_str("---|");
     }
-    out.push_str("---|---|---|---|\n");
+    out.push_str("---|---|---|---|---|\n");
     for onset in onsets {
         let _ = write!(
             out,
@@ -307,10 +323,11 @@ pub fn table(onsets: &[Onset], quiet: f64) -> String {
         });
         let _ = writeln!(
             out,
-            " {} | {refused} | {} | {} |",
+            " {} | {refused} | {} | {} | {} |",
             if onset.holds(quiet) { "yes" } else { "**no**" },
             list(&onset.armed_after(), |t| format!("{t:.2}")),
             list(&onset.most_in_flight(), u64::to_string),
+            list(&onset.engaged_at(), u64::to_string),
         );
     }
     out
@@ -508,10 +525,14 @@ mod tests {
     fn the_traces_are_read_from_the_surge() {
         let lead = Start::WarmIdle.lead();
         let row = |t: f64, armed: bool, in_flight: u64| json!({"t": t, "armed": armed, "in_flight": in_flight});
+        let flood = |t: f64, engaged_at: u64| json!({"t": t, "armed": false, "in_flight": 16, "flood": true, "engaged_at": engaged_at});
         let traces = vec![
-            // Armed during the warm-up (not the surge's), then at 1.5 s into it.
+            // Armed and flooding during the warm-up (not the surge's), then bounded at 0.25 s
+            // into it and armed at 1.5 s.
             vec![
                 row(5.0, true, 90),
+                flood(6.0, 70),
+                flood(lead + 0.25, 33),
                 row(lead + 0.5, false, 30),
                 row(lead + 1.5, true, 12),
                 row(lead + 6.0, true, 99),
@@ -521,8 +542,9 @@ mod tests {
         let onset = Onset::of("limit", Start::WarmIdle, 2.0, &warm_surge(40, 30), traces);
         assert_eq!(onset.armed_after(), vec![Some(1.5), None]);
         assert_eq!(onset.most_in_flight(), vec![Some(30), Some(4)]);
+        assert_eq!(onset.engaged_at(), vec![Some(33), None]);
         let table = table(&[onset], 20.0);
-        assert!(table.contains("| 1.50, - | 30, 4 |"), "{table}");
+        assert!(table.contains("| 1.50, - | 30, 4 | 33, - |"), "{table}");
     }
 
     #[test]
