@@ -129,6 +129,8 @@ pub const TRACED: Law = Law {
     relief_until: 0.0,
     flood: FloodBase::Now,
     watch: Watch::Completions,
+    quick_looks: 0,
+    flood_point: false,
     veto: false,
     ..Law::DEFAULT
 };

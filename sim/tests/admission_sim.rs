@@ -244,6 +244,8 @@ const FIRST: Law = Law {
     flood: FloodBase::Now,
     watch: Watch::Completions,
     veto: false,
+    quick_looks: 0,
+    flood_point: false,
     ..Law::DEFAULT
 };
 
@@ -256,6 +258,8 @@ const SCALED: Law = Law {
     flood: FloodBase::Now,
     watch: Watch::Completions,
     veto: false,
+    quick_looks: 0,
+    flood_point: false,
     ..Law::DEFAULT
 };
 

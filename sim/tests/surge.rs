@@ -29,6 +29,16 @@ const BEFORE: Law = Law {
     flood: FloodBase::Now,
     watch: Watch::Completions,
     veto: false,
+    quick_looks: 0,
+    flood_point: false,
+    ..Law::DEFAULT
+};
+
+/// The law of ef34f5a: the flood bound looks once a bucket and holds twice what the front
+/// end held.
+const BUCKETS: Law = Law {
+    quick_looks: 0,
+    flood_point: false,
     ..Law::DEFAULT
 };
 
@@ -121,12 +131,16 @@ fn seconds(at: Option<f64>) -> String {
 #[test]
 fn every_front_end_of_a_fleet_is_bounded_as_early_as_a_lone_one() {
     let laws = [
-        ("the default (67b5c01)", Law::DEFAULT),
+        (
+            "the default (quick looks at the node's point)",
+            Law::DEFAULT,
+        ),
         (
             "watched at every request (92f34e1, not taken)",
             Law::ARRIVALS,
         ),
         ("before (80952dd)", BEFORE),
+        ("a bucket's looks, twice what was held (ef34f5a)", BUCKETS),
     ];
     let cases: Vec<(usize, usize, f64)> = (0..laws.len())
         .flat_map(|l| {
@@ -171,7 +185,18 @@ fn every_front_end_of_a_fleet_is_bounded_as_early_as_a_lone_one() {
 
     let per_law = FLEETS.len() * FACTORS.len();
     let (default, rest) = surges.split_at(per_law);
-    let (arrivals, before) = rest.split_at(per_law);
+    let (arrivals, rest) = rest.split_at(per_law);
+    let (before, buckets) = rest.split_at(per_law);
+    for (i, (now, was)) in default.iter().zip(buckets).enumerate() {
+        let (fleet, factor) = (cases[i].1, cases[i].2);
+        // Quick looks never bound the median front end later than a bucket's looks did.
+        assert!(
+            now.median().unwrap_or(f64::MAX) <= was.median().unwrap_or(f64::MAX) + 0.05,
+            "{fleet} front end(s) at {factor}x: the median bounded at {}, a bucket's looks at {}",
+            seconds(now.median()),
+            seconds(was.median())
+        );
+    }
     for (i, ((now, watched), was)) in default.iter().zip(arrivals).zip(before).enumerate() {
         let (fleet, factor) = (cases[i].1, cases[i].2);
         // The default's latest front end never bounded later than the law before it's.

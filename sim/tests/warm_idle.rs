@@ -56,6 +56,8 @@ const BEFORE: Law = Law {
     flood: FloodBase::Quiet,
     start: Start::Held,
     veto: false,
+    quick_looks: 0,
+    flood_point: false,
     ..Law::DEFAULT
 };
 

@@ -186,11 +186,16 @@ fn the_flood_bound_holds_until_a_poll_can_arm_the_class() {
 /// flight), that poll took the surge for what the front end holds at quiet, and the cap
 /// started from it when the flood bound engaged (15.71, where the node's point is 4).
 /// Weighed against what it held when the poll was sent, the start is at most the initial
-/// cap. Returns the cap, in hundredths, after the first bounded poll, with the poll marked
+/// cap. Returns the cap, in hundredths, after the first bounded poll under `law`, with the poll marked
 /// as sent or not, and the in-flight count the flood bound engaged at.
-fn start_after_a_late_first_answer(marked: bool) -> (u32, u32) {
+fn start_after_a_late_first_answer(marked: bool, law: load_core::admission::Law) -> (u32, u32) {
     let clock = ManualClock::new(Instant::from_secs(1_000));
-    let control = limit_mode(Duration::from_secs(1));
+    let mut config = ControlConfig::new();
+    config.web_threshold = Threshold::from_fess(70);
+    config.admission = AdmissionMode::Limit;
+    config.admission_initial = 8;
+    config.monitor_interval = Duration::from_secs(1);
+    let control = LoadControl::from_config_with_law(&config, law);
     if marked {
         control.poll_sent();
     }
@@ -221,13 +226,20 @@ fn start_after_a_late_first_answer(marked: bool) -> (u32, u32) {
 
 #[test]
 fn a_poll_answered_late_in_a_surge_is_weighed_against_what_was_held_when_sent() {
-    // Unmarked, the path the node showed: the start and the flood bound from the surge.
-    let (late, late_flood) = start_after_a_late_first_answer(false);
+    // Unmarked, the path the node showed, on the law before the flood bound's quick looks
+    // and its measure at the node's point: the start and the flood bound from the surge.
+    let before = load_core::admission::Law {
+        quick_looks: 0,
+        flood_point: false,
+        ..load_core::admission::Law::DEFAULT
+    };
+    let (late, late_flood) = start_after_a_late_first_answer(false, before);
+
     assert!(
         late > 800,
         "the late answer took the surge for what was held: {late}"
     );
-    let (sent, flood) = start_after_a_late_first_answer(true);
+    let (sent, flood) = start_after_a_late_first_answer(true, before);
     assert!(
         sent <= 800,
         "weighed against what was held when sent, the cap started at {sent} hundredths"
@@ -235,6 +247,15 @@ fn a_poll_answered_late_in_a_surge_is_weighed_against_what_was_held_when_sent() 
     assert!(
         flood < late_flood,
         "the flood bound engaged at {flood} in flight, unmarked at {late_flood}"
+    );
+    // The default's flood bound, measured against at most the node's operating point and
+    // quick to look, guards the unmarked path too (2.37 and 25 in flight when written;
+    // the law before it: 27.00 and 122).
+    let (default, default_flood) =
+        start_after_a_late_first_answer(false, load_core::admission::Law::DEFAULT);
+    assert!(
+        default <= 800 && default_flood < late_flood,
+        "the default, unmarked: the cap at {default} hundredths, the bound at {default_flood}"
     );
 }
 

@@ -80,6 +80,12 @@ pub(crate) struct Seen {
     pub(crate) cap: u32,
     /// Whether the class is capped (armed): then it is bounded already.
     pub(crate) capped: bool,
+    /// Whether this is the bucket's first look: the bucket's growth is measured from one
+    /// such look to the next.
+    pub(crate) bucket: bool,
+    /// Quick looks in a row with growth that tell a flood ([`crate::admission::Law::quick_looks`];
+    /// 0: none).
+    pub(crate) quick: u32,
 }
 
 /// Whether a flood is bounded, since when, and at what.
@@ -88,6 +94,11 @@ pub(crate) struct Flood {
     /// it has grown.
     last_inflight: AtomicU32,
     growing: AtomicU32,
+    /// The same at every look, quick or a bucket's first, and whether the last verdict on
+    /// the demand was a surge.
+    quick_last: AtomicU32,
+    quick_growing: AtomicU32,
+    surged: AtomicU32,
     /// The bucket the bound holds until (0: never engaged), whether it holds, the in-flight
     /// count it last engaged at, and how many buckets it holds for.
     until: AtomicU32,
@@ -176,6 +187,9 @@ impl Flood {
         Flood {
             last_inflight: AtomicU32::new(0),
             growing: AtomicU32::new(0),
+            quick_last: AtomicU32::new(0),
+            quick_growing: AtomicU32::new(0),
+            surged: AtomicU32::new(0),
             until: AtomicU32::new(0),
             holding: AtomicU32::new(0),
             engaged_at: AtomicU32::new(0),
@@ -302,10 +316,12 @@ impl Flood {
         verdict
     }
 
-    /// Once a bucket: a flood, while not capped, is an in-flight count that grew at each
-    /// of the last [`FLOOD_BUCKETS`] looks by more than noise (2 plus a quarter of what it
+    /// Once a bucket, or every quarter of one with quick looks: a flood, while not capped, is
+    /// an in-flight count that grew at each of the last [`FLOOD_BUCKETS`] buckets' looks,
+    /// or of the last [`Seen::quick`] looks, by more than noise (2 plus a quarter of what it
     /// is measured against, [`Seen::cap`]), with arrivals now a surge over the rate at the
-    /// last poll that left the class unbounded ([`Demand::Surge`]), and above the ceiling
+    /// last poll that left the class unbounded ([`Demand::Surge`]; at quick looks, the last
+    /// verdict a surge, since a quick span is often too short to tell), and above the ceiling
     /// of what it is measured against or finding the cluster `queueing`. It engages the
     /// bound at `base` (what the front end held before it, in 256ths) doubled, or extends
     /// it; the bound holds for its hold after the flood was last seen growing, and lets go
@@ -325,19 +341,38 @@ impl Flood {
             ..
         } = *seen;
         let demand = self.demand(seen);
-        let before = self.last_inflight.swap(held, Ordering::Relaxed);
-        let growing = if held >= before.saturating_add(2 + cap / 4) {
-            self.growing
-                .fetch_add(1, Ordering::Relaxed)
-                .saturating_add(1)
-        } else {
-            self.growing.store(0, Ordering::Relaxed);
-            0
+        let noise = 2 + cap / 4;
+        let grew = |last: &AtomicU32, growing: &AtomicU32| {
+            if held >= last.swap(held, Ordering::Relaxed).saturating_add(noise) {
+                growing.fetch_add(1, Ordering::Relaxed).saturating_add(1)
+            } else {
+                growing.store(0, Ordering::Relaxed);
+                0
+            }
         };
+        let growing = if seen.bucket {
+            grew(&self.last_inflight, &self.growing)
+        } else {
+            self.growing.load(Ordering::Relaxed)
+        };
+        // A quick look's span is often too short to tell: the last verdict stands until
+        // another comes.
+        let surging = match demand {
+            Demand::Surge => {
+                self.surged.store(1, Ordering::Relaxed);
+                true
+            }
+            Demand::Calm => {
+                self.surged.store(0, Ordering::Relaxed);
+                false
+            }
+            Demand::Unknown => self.surged.load(Ordering::Relaxed) != 0,
+        };
+        let quick =
+            seen.quick != 0 && grew(&self.quick_last, &self.quick_growing) >= seen.quick && surging;
         let was_holding = self.holding();
         let flood = !capped
-            && growing >= FLOOD_BUCKETS
-            && demand == Demand::Surge
+            && ((growing >= FLOOD_BUCKETS && demand == Demand::Surge) || quick)
             && (held > ceiling(cap) || queueing());
         if flood && !was_holding {
             // With a rate to measure the demand against, at least a whole request: one in

@@ -98,6 +98,8 @@ fn a_gap_of_over_a_second_between_looks_is_a_quiet_spell() {
             capacity: None,
             cap: 1,
             capped: false,
+            bucket: true,
+            quick: 0,
         };
         flood.observe(&seen, || false, || 0);
         flood.span().expect("looked")

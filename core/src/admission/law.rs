@@ -43,8 +43,23 @@ pub struct Law {
     pub own_gate: OwnGate,
     /// What the flood bound is measured against.
     pub flood: FloodBase,
+    /// Whether a flood is measured against what the front end held at quiet, at most the
+    /// busiest node's operating point in tasks (without relief: 4 on one core, 7 on four),
+    /// and bounded at most at the point, as on a machine's own cores: measured
+    /// against what a warm front end held (14 to 28 on a one-core node), a flood had to
+    /// pass 44 to 80 in flight before the bound engaged, and the bound then let 28 to 56
+    /// searches into the node's queue until the class armed (`bench/closed-loop/onset/`).
+    pub flood_point: bool,
     /// When the flood bound looks at the in-flight count.
     pub watch: Watch,
+    /// Quick looks in a row, a quarter of a bucket apart, whose in-flight count grew at
+    /// each by more than noise, that tell a flood before the bucket's looks do (`0`: none),
+    /// on the front end of a cluster. A bucket's two looks let a surge at twice what a
+    /// one-core node serves put 86 to 109 searches in flight before the bound engaged
+    /// (`bench/closed-loop/onset/`); a growth that a quarter of a bucket shows above the
+    /// noise is four times the rate a bucket's must be, so that quick looks tell only a
+    /// strong surge, and the bucket's tell the rest as before.
+    pub quick_looks: u8,
     /// The busiest node's CPU (smoothed) at and above which it is saturated; below, the
     /// cap grows whatever the load (`0`: no such gate).
     pub saturated: u8,
@@ -188,7 +203,8 @@ impl Law {
     /// its share of the node at quiet times that point and a step over what it held then,
     /// never from the peak a surge made; before the CPU says so, a flood is measured
     /// against what the front end held at the last poll that left it unbounded with the
-    /// node at or below the point.
+    /// node at or below the point, at most the point, looked at every 25 ms at
+    /// completions as well as once a bucket, and bounded at most at the point.
     pub const DEFAULT: Law = Law {
         grow: 1.0,
         shrink: 1.0,
@@ -200,7 +216,9 @@ impl Law {
         own_relief: 2.0,
         own_gate: OwnGate::Demand,
         flood: FloodBase::Below,
+        flood_point: true,
         watch: Watch::Completions,
+        quick_looks: 3,
         saturated: 93,
         cpu_smoothing: 0.15,
         cpu_gain: [60.0, 5.0],
@@ -222,6 +240,8 @@ impl Law {
         watch: Watch::Requests,
         start: Start::InFlight,
         veto: false,
+        quick_looks: 0,
+        flood_point: false,
         ..Law::DEFAULT
     };
 

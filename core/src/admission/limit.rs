@@ -18,6 +18,10 @@ use crate::Instant;
 use crate::atomic::{AtomicU32, Ordering};
 use crate::node_stats::SearchPool;
 
+/// The least time between two quick looks ([`Law::quick_looks`]), in milliseconds: a
+/// quarter of a bucket.
+const QUICK_MS: u32 = (super::window::BUCKET_MS / 4) as u32;
+
 /// Whether `now` is in a probe: the first 200 ms of every 10 seconds, while bounded
 /// without the cluster's search pool, the limit is half the cap, so that a queue the cap
 /// let build drains and the window sees the latency without it again (BBR's ProbeRTT, for
@@ -60,6 +64,9 @@ pub(crate) struct Limiter {
     /// The CPUs of a machine whose CPU is the front end's own, as the last poll said (0:
     /// none, or a node's pool): the flood bound measures demand against what they serve.
     own_cores: AtomicU32,
+    /// The busiest node's cores, as the last poll with its search pool said (0: none yet):
+    /// the flood bound holds at most its operating point ([`Law::flood_point`]).
+    node_cores: AtomicU32,
     /// What only the poll touches, under the poll's lock: requests never take it.
     poll: CriticalSectionMutex<Cell<PollState>>,
     window: Window,
@@ -72,9 +79,12 @@ pub(crate) struct Limiter {
     /// more (the initial cap before any poll). A surge cannot move it before a poll: the flood bound is
     /// measured against it.
     quiet: AtomicU32,
-    /// The bucket the flood bound last looked at the in-flight count in (0: never): once
-    /// a bucket, at its first request or completion ([`Watch`]).
+    /// The bucket the flood bound last looked at the in-flight count in, or with quick
+    /// looks the millisecond (0: never; [`Limiter::watch`]).
     watched: AtomicU32,
+    /// The bucket of the flood bound's last look (0: never): a look in a new one measures
+    /// the bucket's growth.
+    looked: AtomicU32,
     law: Law,
 }
 
@@ -90,12 +100,14 @@ impl Limiter {
             flood: Flood::new(interval),
             fleet: AtomicU32::new(0),
             own_cores: AtomicU32::new(0),
+            node_cores: AtomicU32::new(0),
             poll: CriticalSectionMutex::new(Cell::new(PollState::NEW)),
             window: Window::new(),
             peak: AtomicU32::new(0),
             mean: AtomicU32::new(0),
             quiet: AtomicU32::new(initial.saturating_mul(256)),
             watched: AtomicU32::new(0),
+            looked: AtomicU32::new(0),
             law,
         }
     }
@@ -189,18 +201,26 @@ impl Limiter {
         let latency_us = now.saturating_duration_since(started).as_micros();
         let latency_us = u64::try_from(latency_us).unwrap_or(u64::MAX);
         let requests = self.watches_requests();
+        let quick = self.quick();
         if self.window.record(now, latency_us) {
             self.learn(now, armed);
-            if !requests {
+            if !requests && !quick {
                 // The bucket's first completion, which the window has just told: no other
                 // atomic to read on a permit's drop.
                 self.look(now, Window::epoch(now), armed, false);
                 return;
             }
         }
-        if requests {
+        if requests || quick {
             self.watch(now, armed, false);
         }
+    }
+
+    /// Whether the flood bound also looks a quarter of a bucket apart ([`Law::quick_looks`]):
+    /// on the front end of a cluster, not on a machine whose CPU is its own.
+    #[inline]
+    fn quick(&self) -> bool {
+        self.law.quick_looks != 0 && self.own_cores.load(Ordering::Relaxed) == 0
     }
 
     /// Whether the flood bound looks at requests as they come, not only at completions:
@@ -224,19 +244,33 @@ impl Limiter {
         }
     }
 
-    /// Once a bucket, at its first request or completion: the flood bound
-    /// ([`Flood::observe`]) looks at the in-flight count.
+    /// Once a bucket, at its first request or completion, or with quick looks
+    /// ([`Limiter::quick`]) at the first a quarter of one after the last look: the flood
+    /// bound ([`Flood::observe`]) looks at the in-flight count.
     #[inline]
     fn watch(&self, now: Instant, armed: bool, arrival: bool) {
-        let epoch = Window::epoch(now);
+        let quick = self.quick();
+        // Quick looks at least a quarter of a bucket apart, in milliseconds of the clock
+        // (odd, never 0), not a quarter's first: two looks a millisecond apart across a
+        // quarter's edge would each see half of a burst sent at once grow the count.
+        let tick = if quick {
+            (now.as_millis() as u32) | 1
+        } else {
+            Window::epoch(now)
+        };
         let watched = self.watched.load(Ordering::Relaxed);
-        if watched != epoch
+        let due = if quick {
+            watched == 0 || tick.wrapping_sub(watched) >= QUICK_MS
+        } else {
+            watched != tick
+        };
+        if due
             && self
                 .watched
-                .compare_exchange(watched, epoch, Ordering::Relaxed, Ordering::Relaxed)
+                .compare_exchange(watched, tick, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
-            self.look(now, epoch, armed, arrival);
+            self.look(now, Window::epoch(now), armed, arrival);
         }
     }
 
@@ -301,6 +335,9 @@ impl Limiter {
                 own_cores.filter(|_| pool.is_none()).unwrap_or(0),
                 Ordering::Relaxed,
             );
+            if let Some(pool) = pool {
+                self.node_cores.store(pool.cores(), Ordering::Relaxed);
+            }
             if step.release {
                 self.flood.release();
             }

@@ -262,6 +262,64 @@ fn the_flood_bound_lets_go_when_the_demand_falls_back() {
     assert_eq!(limiter.bound(false, Some(ms(2_350))), Bound::None);
 }
 
+/// A surge at twice what a one-core node serves (400 a second, 2.5 ms each, first come
+/// first served, each answer 40 ms on its way back), from half of it on a warm front end
+/// holding about 8 in flight: quick looks (the default: three, a quarter of a bucket apart)
+/// bound it within 80 ms, a bucket's two looks after 150 ms or more; the bound holds at
+/// most the node's operating point (4 tasks on one core), where twice what the front end
+/// held was 16 or more.
+#[test]
+fn a_strong_surge_is_bounded_within_quick_looks_at_the_nodes_point() {
+    let surge = |law: Law| {
+        let limiter = Limiter::new(2, SECOND, law);
+        let us = |n: u64| Instant::from_micros(n);
+        limiter.on_poll(false, 20, busy(300), None);
+        // When each request in flight is answered, in µs, in order.
+        let mut answers = std::collections::VecDeque::new();
+        let mut free_at = 0u64;
+        let mut bounded = None;
+        for tick in 0..9_600u64 {
+            let t = tick * 250;
+            while answers.front().is_some_and(|&(at, _)| at <= t) {
+                let (at, sent) = answers.pop_front().expect("due");
+                limiter.leave(us(sent), us(at), false);
+            }
+            if t % 1_000_000 == 999_500 {
+                limiter.on_poll(false, 20, busy(300), None);
+            }
+            // Half of what the node serves, then twice it, from 2 s.
+            let every = if t < 2_000_000 { 5_000 } else { 1_250 };
+            if t % every == 0 {
+                if limiter.try_enter(limiter.bound(false, Some(us(t))).limit()) {
+                    free_at = free_at.max(t) + 2_500;
+                    answers.push_back((free_at + 40_000, t));
+                } else {
+                    limiter.refuse();
+                }
+            }
+            if bounded.is_none() && limiter.flooding() {
+                bounded = Some((
+                    (t - 2_000_000) / 1_000,
+                    limiter.bound(false, Some(us(t))).limit(),
+                ));
+            }
+        }
+        bounded
+    };
+    let quick = surge(Law::DEFAULT).expect("bounded");
+    assert!(quick.0 <= 80 && quick.1 <= 4, "quick looks: {quick:?}");
+    let buckets = surge(Law {
+        quick_looks: 0,
+        flood_point: false,
+        ..Law::DEFAULT
+    })
+    .expect("bounded");
+    assert!(
+        buckets.0 >= 150 && buckets.1 >= 16,
+        "a bucket's looks: {buckets:?}"
+    );
+}
+
 /// A surge's completions come late (the cluster queues it): watched at every request, the
 /// flood bound bounds it in its third bucket without a single completion; watched at
 /// completions (the default), nothing bounds it until one comes.

@@ -93,9 +93,11 @@
 //!   left the class unbounded with the busiest node at or below the operating point (the
 //!   cap, the mean in flight or the recent peak then, whichever is more: a surge cannot move
 //!   it before a poll does, nor a poll that falls in a surge's first moments, before the
-//!   CPU arms the class): the in-flight count grew
-//!   by more than noise (2 plus a quarter of that) at each of two buckets of 100 ms in a row
-//!   and is above its ceiling, or finds the cluster queueing (the last bucket's mean latency
+//!   CPU arms the class; on a cluster's front end at most the busiest node's operating
+//!   point, [`Law::flood_point`]): the in-flight count grew by more than noise (2 plus a
+//!   quarter of that) at each of two buckets of 100 ms in a row, or, on a cluster's front
+//!   end, at each of three looks at completions at least 25 ms apart
+//!   ([`Law::quick_looks`]), and is above its ceiling, or finds the cluster queueing (the last bucket's mean latency
 //!   at least 8 times the least of the window), while the front end's arrivals surge: beyond
 //!   the rate it received up to the last poll that left the class unbounded (since the
 //!   poll before it, over the time without quiet spells: a second or more without a
@@ -103,7 +105,7 @@
 //!   cores over the least latency of the last ten seconds), by a quarter and two requests a
 //!   bucket (without either, below one request a bucket, growth alone decides). A burst's
 //!   drain grows the count; it does not bring arrivals. The bound, twice what the front end
-//!   held, then holds for two poll intervals and a second (at least 3 s; before, 3 s
+//!   held (on a cluster's front end at most the operating point), then holds for two poll intervals and a second (at least 3 s; before, 3 s
 //!   whatever the interval, which the interval's 86,400 s limit made meaningless) so that
 //!   the CPU, reported a second late, can arm the class. A poll that finds the busiest node
 //!   below the operating point, on average since the last poll and now, releases it: a run

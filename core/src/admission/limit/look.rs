@@ -36,15 +36,26 @@ impl Limiter {
         point as u32
     }
 
+    /// The busiest node's operating point in tasks, in 256ths of a request, without the
+    /// relief of a front end that refused nothing ([`crate::admission::Law::on`]; 4 on one
+    /// core, 7 on four): every core busy and a few waiting.
+    fn node_point_fine(&self, cores: u32) -> u32 {
+        let point = self.law.on(cores, 1.0).target * cores as f32 * 256.0;
+        // `as` saturates: within `0..=u32::MAX` whatever the law.
+        point as u32
+    }
+
     /// The flood bound's look at the in-flight count, in the bucket `epoch`: a flood, while
     /// not capped ([`crate::admission::flood::Flood::observe`]), is an in-flight count that grew at each of the last
-    /// [`crate::admission::flood::FLOOD_BUCKETS`] buckets by more than noise, and is above the ceiling
+    /// [`crate::admission::flood::FLOOD_BUCKETS`] buckets, or of the last quick looks
+    /// ([`crate::admission::Law::quick_looks`]), by more than noise, and is above the ceiling
     /// of what the front end held at the last poll that left it unbounded (a surge cannot
     /// move it before a poll does; with [`FloodBase::Below`], only a poll that finds the
-    /// busiest node at or below its operating point) or finds the cluster queueing (the
-    /// last bucket's mean latency at least [`FLOOD_STRETCH`] times the least); the bound
-    /// then holds it at twice that. A burst is not a flood: it arrives at once and then
-    /// drains.
+    /// busiest node at or below its operating point; with
+    /// [`crate::admission::Law::flood_point`], at most that point) or finds the cluster
+    /// queueing (the last bucket's mean latency at least [`FLOOD_STRETCH`] times the least);
+    /// the bound then holds it at twice that. A burst is not a flood: it arrives at once and
+    /// then drains.
     ///
     /// A look at an `arrival` on a machine whose CPU is the front end's own waits for the
     /// capacity of its cores to be known (a completion in the window): before it, growth
@@ -60,7 +71,18 @@ impl Limiter {
         let held = self.counts.in_flight();
         let estimate = self.window.estimate(now);
         // Capped, the class is bounded already: a flood is what the CPU has not seen yet.
-        let quiet = self.quiet.load(Ordering::Relaxed);
+        // What the front end held at quiet, with `Law::flood_point` at most the busiest
+        // node's operating point (a warm front end's 14 to 28, where the point of a one-core
+        // node is 4, put the ceiling a flood must pass at 44 to 80 in flight), and bounded
+        // at most at the point (half of it, doubled, below).
+        let point = match (
+            self.own_cores.load(Ordering::Relaxed),
+            self.node_cores.load(Ordering::Relaxed),
+        ) {
+            (0, cores) if cores != 0 && self.law.flood_point => self.node_point_fine(cores),
+            _ => u32::MAX,
+        };
+        let quiet = self.quiet.load(Ordering::Relaxed).min(point);
         let seen = Seen {
             epoch,
             held,
@@ -73,6 +95,12 @@ impl Limiter {
                 self.cap()
             },
             capped,
+            bucket: self.looked.swap(epoch, Ordering::Relaxed) != epoch,
+            quick: if self.quick() {
+                u32::from(self.law.quick_looks)
+            } else {
+                0
+            },
         };
         let queueing = || {
             estimate.is_some_and(|estimate| {
@@ -81,14 +109,15 @@ impl Limiter {
                 })
             })
         };
-        // Twice what the front end held at the last poll that set it, on a machine whose
-        // CPU is its own at most the operating point of its cores in tasks; with
+        // Twice what the front end held at the last poll that set it (with
+        // `Law::flood_point`, at most the busiest node's operating point), on a machine
+        // whose CPU is its own at most the operating point of its cores in tasks; with
         // `FloodBase::Now`, twice what was in flight on average over the last second (the
         // flood's first buckets in it) or what Little's law gave, whichever is more.
         let base = || {
             if self.law.flood != FloodBase::Now {
                 return match self.own_cores.load(Ordering::Relaxed) {
-                    0 => quiet,
+                    0 => quiet.min(point / 2),
                     cores => quiet.min(self.own_point_fine(cores) / 2),
                 };
             }

@@ -66,19 +66,24 @@ impl Law {
                 Some(scaled().max(held).min(room))
             }
         };
-        // Over the point and saturated, or flooding, at most its share of the node at
-        // quiet times the point, and what it held at quiet: its in-flight count and peak
-        // are the surge's (below the point the start has room already, within the
-        // ceiling of its mean). Not on a machine's own load, whose pool is the front
-        // end's own in-flight count: no share to take, and the demand, not the CPU a
-        // second late, arms it.
+        // Over the point and saturated, or flooding, or with the node queueing over the
+        // point now whatever its CPU, at most its share of the node at quiet times the
+        // point, and what it held at quiet: its in-flight count and peak are the surge's
+        // (below the point the start has room already, within the ceiling of its mean).
+        // Under the gate the room is a surge's mean in flight: in the model a class armed
+        // at 88 % CPU with 16 tasks on one core started at 67 where its cap had been 1.63
+        // (the short loop, mixed searches, seed 1 at 1.25x). Not on a machine's own load,
+        // whose pool is the front end's own in-flight count: no share to take, and the
+        // demand, not the CPU a second late, arms it.
         match self.start {
-            Start::Share if poll.pool.is_some() && (over || poll.flooding) => fine.map(|fine| {
-                let point = at.target * f64::from(pool.cores()) * 256.0;
-                let share = before.share.map_or(f64::INFINITY, f64::from);
-                let most = f64::from(poll.held).min(share * point);
-                f64::from(fine).min(most).max(f64::from(MIN_FINE)) as u32
-            }),
+            Start::Share if poll.pool.is_some() && (over || over_now || poll.flooding) => {
+                fine.map(|fine| {
+                    let point = at.target * f64::from(pool.cores()) * 256.0;
+                    let share = before.share.map_or(f64::INFINITY, f64::from);
+                    let most = f64::from(poll.held).min(share * point);
+                    f64::from(fine).min(most).max(f64::from(MIN_FINE)) as u32
+                })
+            }
             _ => fine,
         }
     }

@@ -272,6 +272,36 @@ fn a_node_queueing_now_over_the_point_starts_the_cap_at_the_share() {
     assert_eq!(steps[1].fine, Some(34 * 256));
 }
 
+/// Under the CPU gate (88 %: the node's CPU is a second late) a node queueing over its
+/// point now is over it all the same: the start is the share, not the room of a surge's
+/// mean in flight. In the model a class armed so at 88 % CPU with 16 tasks on one core
+/// started at 67 where its cap had been 1.63 (the short loop, mixed searches, seed 1 at
+/// 1.25x); the rule before gave the room here (34).
+#[test]
+fn under_the_gate_a_node_queueing_now_over_the_point_starts_the_cap_at_the_share() {
+    let quiet = Poll {
+        mean_fine: 128,
+        ..poll(false, 40, node(1_000), 8 * 256)
+    };
+    let arming = Poll {
+        pool: Some(SearchPool::new(2, 2, 29).with_means(1_000, 7_000)),
+        in_flight: 19,
+        peak: 23,
+        mean_fine: 10 * 256,
+        completed: 10,
+        ..poll(true, 88, None, 8 * 256)
+    };
+    let (_, steps) = run_with(&Law::DEFAULT, &[quiet, arming]);
+    assert_eq!(steps[1].fine, Some(5 * 256));
+    // Not queueing over the point now, the room as before.
+    let calm = Poll {
+        pool: Some(SearchPool::new(2, 2, 5).with_means(1_000, 7_000)),
+        ..arming
+    };
+    let (_, steps) = run_with(&Law::DEFAULT, &[quiet, calm]);
+    assert_eq!(steps[1].fine, Some(34 * 256));
+}
+
 /// While only a flood bound holds (the class not armed), the cap does not grow: the bound
 /// refuses, not the cap, and the CPU, a second late, has not seen the surge.
 #[test]
