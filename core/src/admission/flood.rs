@@ -146,6 +146,11 @@ const TELLING: u64 = 8;
 /// less than a bucket apart as often as more).
 pub(crate) const SPAN_MS: u64 = BUCKET_MS / 2;
 
+/// The longest span, in milliseconds, on a machine's own cores: two buckets, over which
+/// arrivals at what its cores serve (20 a bucket, a core at 5 ms a request) are within the
+/// noise's edge by two deviations.
+pub(crate) const OWN_SPAN_MS: u64 = 2 * BUCKET_MS;
+
 /// What `arrivals` over `elapsed` ms say, against `before` a bucket (both in 256ths of a
 /// request).
 fn demand(arrivals: u64, elapsed: u64, before: u64) -> Demand {
@@ -260,7 +265,8 @@ impl Flood {
     /// What the arrivals since the start of the span say ([`demand`]); a verdict other
     /// than [`Demand::Unknown`] ends the span, and the next starts here. Looks come at a
     /// bucket's first completion, which a queue delays, and two of them may be a
-    /// millisecond apart: a span goes on over as many looks as it takes to tell.
+    /// millisecond apart: a span goes on over as many looks as it takes to tell (on a
+    /// machine's own cores, at most [`OWN_SPAN_MS`]).
     fn demand(&self, seen: &Seen) -> Demand {
         let first = self.counted.swap(1, Ordering::Relaxed) == 0;
         let gap = seen
@@ -308,7 +314,14 @@ impl Flood {
             }
             None => demand(arrivals, elapsed, before),
         };
-        if verdict != Demand::Unknown {
+        // On a machine's own cores a span between what they serve and the noise above it
+        // tells nothing however long it runs: it starts over after [`OWN_SPAN_MS`], so that
+        // a surge is measured on its own arrivals, not on the seconds of light traffic
+        // before it (light traffic at the capacity a loaded window underestimates held one
+        // span open for the whole of its warm-up, and a surge at 1.5 times what the cores
+        // serve then took 700 ms to tell).
+        let restart = seen.capacity.is_some() && elapsed >= OWN_SPAN_MS;
+        if verdict != Demand::Unknown || restart {
             self.arrived.store(seen.arrived, Ordering::Relaxed);
             self.counted_ms.store(seen.ms, Ordering::Relaxed);
             self.span_quiet_ms.store(quiet_ms, Ordering::Relaxed);
