@@ -1,0 +1,178 @@
+//! The README's quick start as written: its first command, read from the README (no
+//! `--listen`: the default address), started from the checkout's root, and each URL of
+//! *What to try* fetched from it. The other tests start the server on an ephemeral port;
+//! this one binds 127.0.0.1:8080, which a reader's own demo (the README's first command,
+//! left running while the second runs the tests) or another program may hold, so it is
+//! ignored by `cargo test --workspace` and `.ci/run` runs it alone; it fails with the
+//! server's own error if the port is held.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_search-server");
+
+/// The checkout's root: the README's commands run from it.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the examples crate sits in the checkout's root")
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(root().join("README.md")).expect("README.md")
+}
+
+/// The arguments the README's first command hands the search-server (after `--`).
+fn readme_args(readme: &str) -> Vec<String> {
+    let prefix = "cargo run --release -p load-examples --bin search-server -- ";
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("the README has no line starting {prefix:?}"));
+    line[prefix.len()..]
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The URLs the README's *What to try* fetches, in order.
+fn readme_urls(readme: &str) -> Vec<String> {
+    let section = readme
+        .split("### What to try")
+        .nth(1)
+        .expect("a *What to try* section");
+    let section = section.split("\n### ").next().unwrap_or(section);
+    let mut urls = Vec::new();
+    for piece in section.split("http://127.0.0.1:8080").skip(1) {
+        let end = piece
+            .find(|c: char| c.is_whitespace() || matches!(c, '\'' | '>' | ')'))
+            .unwrap_or(piece.len());
+        let path = piece[..end].to_owned();
+        if !urls.contains(&path) {
+            urls.push(path);
+        }
+    }
+    urls
+}
+
+/// The server, killed if an assertion fails before it is stopped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A GET of `path` on the README's address: the status and the content type.
+fn get(path: &str) -> (u16, String, String) {
+    let mut stream = TcpStream::connect("127.0.0.1:8080").expect("connect to 127.0.0.1:8080");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("the answer");
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {head:?}"));
+    let content_type = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-type")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_default();
+    (status, content_type, body.to_owned())
+}
+
+#[test]
+#[ignore = "binds the README's address, 127.0.0.1:8080: `.ci/run` runs it alone"]
+fn the_readme_first_command_serves_what_to_try_on_its_default_address() {
+    let readme = readme();
+    let args = readme_args(&readme);
+    assert_eq!(args, ["--config", "examples/fess_config.properties"]);
+    let urls = readme_urls(&readme);
+    assert_eq!(
+        urls,
+        [
+            "/api/v1/documents?q=load",
+            "/search?q=load",
+            "/admin/stats",
+            "/admin/load"
+        ]
+    );
+
+    let mut child = Command::new(BIN)
+        .args(&args)
+        .current_dir(root())
+        .env_remove("SEARCH_ENGINE_HTTP_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start search-server");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut server = Server(child);
+    let mut line = String::new();
+    let read = BufReader::new(stdout).read_line(&mut line).expect("read");
+    if read == 0 {
+        let _ = server.0.wait();
+        let mut stderr = String::new();
+        if let Some(mut err) = server.0.stderr.take() {
+            let _ = err.read_to_string(&mut stderr);
+        }
+        panic!("the server exited before listening: {stderr}");
+    }
+    assert_eq!(line.trim(), "listening on http://127.0.0.1:8080");
+
+    // The box's own CPU is the single box's signal, and other tests load it: a controlled
+    // request may be refused (429) in its class's own format; the admin pages never are.
+    let (status, content_type, body) = get(&urls[0]);
+    assert!(matches!(status, 200 | 429), "the API: {status}");
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    assert!(body.trim_start().starts_with('{'), "JSON: {body:?}");
+    let (status, content_type, _) = get(&urls[1]);
+    assert!(matches!(status, 200 | 429), "the web page: {status}");
+    assert!(content_type.starts_with("text/html"), "{content_type}");
+    let (status, content_type, body) = get(&urls[2]);
+    assert_eq!(status, 200, "/admin/stats");
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    assert!(body.contains("\"cpu\""), "the CPU in the stats: {body:?}");
+    let (status, content_type, body) = get(&urls[3]);
+    assert_eq!(status, 200, "/admin/load");
+    assert!(content_type.starts_with("text/html"), "{content_type}");
+    assert!(body.contains("<html") || body.contains("<!doctype") || body.contains("<!DOCTYPE"));
+
+    // Stopped as Ctrl-C stops it: it exits by itself, successfully.
+    let _ = Command::new("kill")
+        .args(["-INT", &server.0.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = server.0.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still running 10 s after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit: {status}");
+}
