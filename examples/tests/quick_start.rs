@@ -6,8 +6,8 @@
 //! ignored by `cargo test --workspace` and `.ci/run` runs it alone; it fails with the
 //! server's own error if the port is held.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -68,34 +68,11 @@ impl Drop for Server {
     }
 }
 
-/// A GET of `path` on the README's address: the status and the content type.
+/// A GET of `path` on the README's address: the status, the content type and the body.
 fn get(path: &str) -> (u16, String, String) {
-    let mut stream = TcpStream::connect("127.0.0.1:8080").expect("connect to 127.0.0.1:8080");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\n\r\n"
-    )
-    .expect("send");
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).expect("the answer");
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status in {head:?}"));
-    let content_type = head
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("content-type")
-                .then(|| value.trim().to_owned())
-        })
-        .unwrap_or_default();
-    (status, content_type, body.to_owned())
+    let answer = load_tests::raw_get(SocketAddr::from(([127, 0, 0, 1], 8080)), path);
+    let content_type = answer.header("content-type").unwrap_or_default().to_owned();
+    (answer.status, content_type, answer.text())
 }
 
 #[test]
