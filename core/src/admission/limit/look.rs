@@ -134,3 +134,7 @@ impl Limiter {
         self.flood.observe(&seen, queueing, base);
     }
 }
+
+#[cfg(test)]
+#[path = "look_tests.rs"]
+mod tests;
