@@ -81,12 +81,15 @@ struct Args {
 }
 
 fn args() -> Result<Args, String> {
+    parse_args(std::env::args().skip(1))
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut parsed = Args {
         config: Config::new(),
         listen: SocketAddr::from(([127, 0, 0, 1], 8081)),
         with_layer: true,
     };
-    let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--config" => {
@@ -276,6 +279,68 @@ mod tests {
             page.text().contains("This machine's CPU"),
             "{}",
             page.text()
+        );
+        let _ = stop.send(());
+        runtime
+            .block_on(served)
+            .expect("the server task")
+            .expect("served");
+    }
+
+    /// The README's command for this example, read from the README, as a reader runs it
+    /// from the checkout's root: its arguments (no `--listen`) give the default address,
+    /// 127.0.0.1:8081, where the service answers `/healthz`, `/metrics`, `/admin/load` and
+    /// `/search` (200, or 429 in the web class's format if this machine is busy). Ignored
+    /// by `cargo test --workspace` (a reader's own example may hold the port); `.ci/run`
+    /// runs it alone.
+    #[test]
+    #[ignore = "binds the README's address, 127.0.0.1:8081: `.ci/run` runs it alone"]
+    fn the_readme_command_serves_on_the_default_address() {
+        let readme = include_str!("../../README.md");
+        let prefix = "cargo run -p load-examples --example axum -- ";
+        let at = readme.find(prefix).expect("the README's command") + prefix.len();
+        let command = &readme[at..at + readme[at..].find('`').expect("the command's end")];
+        let args: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
+        assert_eq!(args, ["--config", "examples/fess_config.properties"]);
+        // From the checkout's root, where the README's path is.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("the checkout's root");
+        let args = args.into_iter().map(|arg| {
+            let path = root.join(&arg);
+            if path.is_file() {
+                path.display().to_string()
+            } else {
+                arg
+            }
+        });
+        let parsed = parse_args(args).expect("the README's arguments");
+        assert_eq!(parsed.listen, SocketAddr::from(([127, 0, 0, 1], 8081)));
+        assert!(parsed.with_layer);
+
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(parsed.listen))
+            .unwrap_or_else(|e| panic!("cannot listen on {}: {e}", parsed.listen));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = runtime.spawn(serve(parsed.config, listener, true, async {
+            let _ = stopped.await;
+        }));
+        let addr = parsed.listen;
+        assert_eq!(get(addr, "/healthz").status, 200);
+        let metrics = get(addr, "/metrics");
+        assert_eq!(metrics.status, 200);
+        assert!(metrics.text().contains("load_control_"));
+        assert_eq!(get(addr, "/admin/load").status, 200);
+        let search = get(addr, "/search?q=load");
+        assert!(
+            matches!(search.status, 200 | 429),
+            "/search: {}",
+            search.status
         );
         let _ = stop.send(());
         runtime

@@ -8,8 +8,10 @@
 //! ```
 //!
 //! With `search_engine.http.url` in the config the layer polls that cluster; without it, this
-//! machine's CPU. `--fixed-cpu 95` reads a fixed CPU instead (a `&'static FixedSource`: try
-//! `curl -i 'localhost:8082/search?q=rust'` for Fess's busy answer).
+//! machine's CPU. `--fixed-cpu 95` reads a fixed CPU instead (a `&'static FixedSource`: with
+//! `--config examples/fess_config.properties`, whose web threshold is 80, try
+//! `curl -i 'localhost:8082/search?q=rust'` for Fess's busy answer; without a config the
+//! thresholds are Fess's defaults, 100, which refuse nothing).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -214,6 +216,43 @@ mod tests {
         // The monitor has polled (the first request started it): still admitted.
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(status(addr, "/search?q=rust"), 200);
+    }
+
+    /// The README's command for this example, read from the README, as a reader runs it
+    /// from the checkout's root: on its default address, 127.0.0.1:8082, a search is
+    /// answered Fess's busy 429 once the first poll has read the fixed CPU, as the README
+    /// says, and an admin page 200. Ignored by `cargo test --workspace` (a reader's own
+    /// example may hold the port); `.ci/run` runs it alone.
+    #[test]
+    #[ignore = "binds the README's address, 127.0.0.1:8082: `.ci/run` runs it alone"]
+    fn the_readme_command_answers_a_search_busy_on_the_default_address() {
+        let readme = include_str!("../../README.md");
+        let prefix = "hyper_smol -- ";
+        let at = readme.find(prefix).expect("the README's command") + prefix.len();
+        let command = &readme[at..at + readme[at..].find('`').expect("the command's end")];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("the checkout's root");
+        // From the checkout's root, where the README's paths are.
+        let args = command.split_whitespace().map(|arg| {
+            let path = root.join(arg);
+            if path.is_file() {
+                path.display().to_string()
+            } else {
+                arg.to_owned()
+            }
+        });
+        let args = parse(args).expect("the README's arguments");
+        assert_eq!(args.listen, SocketAddr::from(([127, 0, 0, 1], 8082)));
+        let cpu = args.fixed.expect("the README's command reads a fixed CPU");
+        let listener = smol::block_on(smol::net::TcpListener::bind(args.listen))
+            .unwrap_or_else(|e| panic!("cannot listen on {}: {e}", args.listen));
+        let source: &'static FixedSource =
+            Box::leak(Box::new(FixedSource::new(CpuPercent::new(cpu))));
+        let guard = LoadGuard::with_source(&args.config.control, source);
+        std::thread::spawn(move || smol::block_on(serve(listener, guard)));
+        eventually(args.listen, "/search?q=rust", 429);
+        assert_eq!(status(args.listen, "/admin/"), 200);
     }
 
     #[test]
