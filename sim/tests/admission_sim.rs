@@ -158,7 +158,7 @@ fn every_fleet(model: Model) {
     for row in &rows {
         eprintln!("{}", row.markdown());
     }
-    eprintln!("{} goals missed", goal_misses(&rows));
+    eprintln!("{}: {} goals missed", model.name, goal_misses(&rows));
     hold(
         model.name,
         &format!("The limit mode on {}", model.name),
@@ -212,6 +212,7 @@ fn when_the_pool_is_missing_from_some_polls() {
             rows.push(row(&scenario, seeds()));
         }
     }
+    eprintln!("pool missing: {} goals missed", goal_misses(&rows));
     hold(
         "pool-missing",
         "The limit mode when three polls in ten miss the search pool",
