@@ -44,7 +44,7 @@ pub use config::{AdmissionMode, ClusterConfig, Config, ConfigError, ControlConfi
 pub use control::{Admission, Decision, LoadControl, Permit, Settings};
 pub use gate_threshold::GateThreshold;
 pub use path::Class;
-/// The name [`Class`] had before 0.5.
+/// The name [`Class`] had before 0.4.
 #[doc(hidden)]
 #[allow(deprecated)]
 pub use path::Route;

@@ -15,9 +15,9 @@ pub enum Class {
     Ambiguous,
 }
 
-/// The name [`Class`] had before 0.5.
+/// The name [`Class`] had before 0.4.
 #[deprecated(
-    since = "0.5.0",
+    since = "0.4.0",
     note = "renamed `Class`: the word of the docs, the glossary and the metrics' `class` label"
 )]
 pub type Route = Class;

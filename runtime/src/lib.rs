@@ -32,7 +32,7 @@ pub use runtime::Runtime;
 // What a server built on the runtime layer names, each at one path. Everything else of the
 // core (its parser, the admission counters, the sinks' internals) is the core's: depend on
 // `load-core` for it.
-/// The name [`Class`] had before 0.5.
+/// The name [`Class`] had before 0.4.
 #[doc(hidden)]
 #[allow(deprecated)]
 pub use load_core::Route;
@@ -71,7 +71,7 @@ macro_rules! adapter_exports {
         /// own (`LoadGuardOn<MyRuntime, S>`). [`LoadGuard`] is it on this crate's runtime.
         #[doc(no_inline)]
         pub use $crate::LoadGuard as LoadGuardOn;
-        /// The name [`Class`] had before 0.5.
+        /// The name [`Class`] had before 0.4.
         #[doc(hidden)]
         #[allow(deprecated)]
         pub use $crate::Route;

@@ -77,8 +77,8 @@ impl LoadControl {
         }
     }
 
-    /// The name [`LoadControl::admit_class`] had before 0.5.
-    #[deprecated(since = "0.5.0", note = "renamed `admit_class`")]
+    /// The name [`LoadControl::admit_class`] had before 0.4.
+    #[deprecated(since = "0.4.0", note = "renamed `admit_class`")]
     #[inline(always)]
     pub fn admit_route<'a, C: Clock + ?Sized>(
         &'a self,

@@ -236,8 +236,8 @@ impl LoadControl {
         self.check_class(self.paths.classify(target))
     }
 
-    /// The name [`LoadControl::check_class`] had before 0.5.
-    #[deprecated(since = "0.5.0", note = "renamed `check_class`")]
+    /// The name [`LoadControl::check_class`] had before 0.4.
+    #[deprecated(since = "0.4.0", note = "renamed `check_class`")]
     #[inline]
     pub fn check_route(&self, class: Class) -> Decision {
         self.check_class(class)

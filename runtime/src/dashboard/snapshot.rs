@@ -74,7 +74,7 @@ impl Snapshot {
 
     /// Reads `guard` and `gate` ([`Snapshot::of`], then [`Snapshot::with_background`]).
     #[deprecated(
-        since = "0.5.0",
+        since = "0.4.0",
         note = "use `Snapshot::of(guard).with_background(gate)`; a server without background work uses `Snapshot::of(guard)`"
     )]
     #[must_use]
