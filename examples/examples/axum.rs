@@ -208,6 +208,15 @@ mod tests {
 
     use super::*;
 
+    /// The runtime the tests serve on: two workers, as the example's `#[tokio::main]`.
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
     /// The README states how many lines the whole wiring takes: the lines between the
     /// markers, which at most 15 may be.
     #[test]
@@ -231,11 +240,7 @@ mod tests {
     /// 429, while `/metrics`, `/healthz` and the page stay answered, each with its type.
     #[test]
     fn the_wiring_protects_the_service_and_serves_metrics_and_the_page() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let runtime = runtime();
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .expect("bind");
@@ -296,33 +301,22 @@ mod tests {
     #[test]
     #[ignore = "binds the README's address, 127.0.0.1:8081: `.ci/run` runs it alone"]
     fn the_readme_command_serves_on_the_default_address() {
-        let readme = include_str!("../../README.md");
-        let prefix = "cargo run -p load-examples --example axum -- ";
-        let at = readme.find(prefix).expect("the README's command") + prefix.len();
-        let command = &readme[at..at + readme[at..].find('`').expect("the command's end")];
-        let args: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
-        assert_eq!(args, ["--config", "examples/fess_config.properties"]);
-        // From the checkout's root, where the README's path is.
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("the checkout's root");
-        let args = args.into_iter().map(|arg| {
-            let path = root.join(&arg);
-            if path.is_file() {
-                path.display().to_string()
-            } else {
-                arg
-            }
-        });
+        // As a reader runs it from the checkout's root.
+        let args = load_tests::readme_command("cargo run -p load-examples --example axum -- ");
+        let root = load_tests::checkout_root().display().to_string();
+        assert_eq!(
+            args,
+            [
+                "--config",
+                &format!("{root}/examples/fess_config.properties")
+            ]
+        );
+        let args = args.into_iter();
         let parsed = parse_args(args).expect("the README's arguments");
         assert_eq!(parsed.listen, SocketAddr::from(([127, 0, 0, 1], 8081)));
         assert!(parsed.with_layer);
 
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let runtime = runtime();
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind(parsed.listen))
             .unwrap_or_else(|e| panic!("cannot listen on {}: {e}", parsed.listen));

@@ -226,22 +226,18 @@ mod tests {
     #[test]
     #[ignore = "binds the README's address, 127.0.0.1:8082: `.ci/run` runs it alone"]
     fn the_readme_command_answers_a_search_busy_on_the_default_address() {
-        let readme = include_str!("../../README.md");
-        let prefix = "hyper_smol -- ";
-        let at = readme.find(prefix).expect("the README's command") + prefix.len();
-        let command = &readme[at..at + readme[at..].find('`').expect("the command's end")];
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("the checkout's root");
-        // From the checkout's root, where the README's paths are.
-        let args = command.split_whitespace().map(|arg| {
-            let path = root.join(arg);
-            if path.is_file() {
-                path.display().to_string()
-            } else {
-                arg.to_owned()
-            }
-        });
+        // As a reader runs it from the checkout's root.
+        let args = load_tests::readme_command("hyper_smol -- ");
+        let root = load_tests::checkout_root().display().to_string();
+        assert_eq!(
+            args,
+            [
+                "--config",
+                &format!("{root}/examples/fess_config.properties"),
+                "--fixed-cpu",
+                "95"
+            ]
+        );
         let args = parse(args).expect("the README's arguments");
         assert_eq!(args.listen, SocketAddr::from(([127, 0, 0, 1], 8082)));
         let cpu = args.fixed.expect("the README's command reads a fixed CPU");

@@ -8,34 +8,13 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_search-server");
 
-/// The checkout's root: the README's commands run from it.
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the examples crate sits in the checkout's root")
-}
-
 fn readme() -> String {
-    std::fs::read_to_string(root().join("README.md")).expect("README.md")
-}
-
-/// The arguments the README's first command hands the search-server (after `--`).
-fn readme_args(readme: &str) -> Vec<String> {
-    let prefix = "cargo run --release -p load-examples --bin search-server -- ";
-    let line = readme
-        .lines()
-        .find(|l| l.starts_with(prefix))
-        .unwrap_or_else(|| panic!("the README has no line starting {prefix:?}"));
-    line[prefix.len()..]
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect()
+    std::fs::read_to_string(load_tests::checkout_root().join("README.md")).expect("README.md")
 }
 
 /// The URLs the README's *What to try* fetches, in order.
@@ -79,8 +58,16 @@ fn get(path: &str) -> (u16, String, String) {
 #[ignore = "binds the README's address, 127.0.0.1:8080: `.ci/run` runs it alone"]
 fn the_readme_first_command_serves_what_to_try_on_its_default_address() {
     let readme = readme();
-    let args = readme_args(&readme);
-    assert_eq!(args, ["--config", "examples/fess_config.properties"]);
+    // As the README writes it, run from the checkout's root.
+    let args = load_tests::readme_command("--bin search-server -- ");
+    let root = load_tests::checkout_root().display().to_string();
+    assert_eq!(
+        args,
+        [
+            "--config",
+            &format!("{root}/examples/fess_config.properties")
+        ]
+    );
     let urls = readme_urls(&readme);
     assert_eq!(
         urls,
@@ -94,7 +81,7 @@ fn the_readme_first_command_serves_what_to_try_on_its_default_address() {
 
     let mut child = Command::new(BIN)
         .args(&args)
-        .current_dir(root())
+        .current_dir(load_tests::checkout_root())
         .env_remove("SEARCH_ENGINE_HTTP_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -477,6 +477,50 @@ pub fn try_get(
     Answer::read_from(&mut std::io::BufReader::new(stream))
 }
 
+/// The checkout's root: where the README's commands run from.
+#[must_use]
+pub fn checkout_root() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate sits in the checkout's root")
+}
+
+/// The arguments of the README's command that follows `prefix`, each one naming a file of
+/// the checkout made a path from its root, as a reader who runs the command from there
+/// hands it over. A command on a line of its own (a code block's, starting `cargo `) ends
+/// with its line; one in running text ends at its closing backtick, across a line break.
+///
+/// # Panics
+///
+/// The README has no such command.
+#[must_use]
+pub fn readme_command(prefix: &str) -> Vec<String> {
+    let readme = std::fs::read_to_string(checkout_root().join("README.md")).expect("README.md");
+    let at = readme
+        .find(prefix)
+        .unwrap_or_else(|| panic!("the README has no command {prefix:?}"))
+        + prefix.len();
+    let line_start = readme[..at].rfind('\n').map_or(0, |n| n + 1);
+    let end = if readme[line_start..].starts_with("cargo ") {
+        readme[at..].find('\n').unwrap_or(readme.len() - at)
+    } else {
+        readme[at..]
+            .find('`')
+            .expect("the command's closing backtick")
+    };
+    readme[at..at + end]
+        .split_whitespace()
+        .map(|arg| {
+            let path = checkout_root().join(arg);
+            if path.is_file() {
+                path.display().to_string()
+            } else {
+                arg.to_owned()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::check_cluster_url;
