@@ -85,8 +85,10 @@ fn hold(name: &str, title: &str, rows: &[Row]) {
     if writing() {
         let mut text = format!(
             "# {title}\n\nWritten by `LOAD_SIM_WRITE=1 cargo test -p load-sim --test \
-             admission_sim`; each figure is the worst of {SEEDS} seeds ({}).\n\n{}\n",
+             admission_sim`; each figure is the worst of {SEEDS} seeds ({}).\n\n\
+             Goals missed over these rows: {}.\n\n{}\n",
             goal_text(),
+            goal_misses(rows),
             Row::HEADER
         );
         for row in rows {
@@ -563,5 +565,46 @@ fn the_gradient_peer_panics_on_a_falling_latency() {
     assert!(
         message.contains("overflow when subtracting durations"),
         "{message}"
+    );
+}
+
+/// The README states how many goals the kept rows miss, file by file, as the kept files
+/// count them, so that the figure is the files', not a run's printout.
+#[test]
+fn the_readme_states_the_goals_the_kept_rows_miss() {
+    let files = [
+        ("one-core", "on one core"),
+        ("one-core-mixed", "with mixed searches there"),
+        ("four-cores", "on four cores"),
+        ("sixteen-cores", "on sixteen"),
+        ("three-nodes", "on three nodes"),
+        ("six-nodes", "on six"),
+        ("pool-missing", "with the pool missing"),
+    ];
+    let mut total = 0;
+    let mut parts = Vec::new();
+    for (name, words) in files {
+        let path = results(name);
+        let kept =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // Counted on the figures before they are rounded for print, when written.
+        let missed: usize = kept
+            .lines()
+            .find_map(|line| line.strip_prefix("Goals missed over these rows: "))
+            .and_then(|count| count.trim_end_matches('.').parse().ok())
+            .unwrap_or_else(|| panic!("{}: no count of the goals missed", path.display()));
+        total += missed;
+        parts.push(format!("{missed} {words}"));
+    }
+    let stated = format!("the law now misses {total} ({}", parts.join(", "));
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"),
+    )
+    .expect("the README");
+    // The README wraps its lines.
+    let flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&stated),
+        "the README should say \"{stated} ...\" of the kept rows"
     );
 }
