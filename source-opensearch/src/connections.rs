@@ -24,6 +24,8 @@ use async_net::TcpStream;
 use futures::io::{AsyncBufRead, AsyncRead, AsyncWrite};
 use surf::http::{Body, Request, Response, StatusCode, Url};
 
+use crate::http10::Upgrade;
+
 /// Why an exchange got no answer, by when it failed: what [`crate::errors`] turns into a
 /// `SourceError`. Carried inside the `surf::Error` that surf hands back.
 #[derive(Debug)]
@@ -128,6 +130,7 @@ impl Connections {
         let state = Arc::new(LeaseState::default());
         let lease = Lease {
             stream: Some(stream),
+            upgrade: Upgrade::default(),
             pool: Arc::clone(pool),
             state: Arc::clone(&state),
             _slot: slot,
@@ -361,6 +364,8 @@ struct LeaseState {
 /// the end, it goes back to the pool; dropped at any other time, it closes.
 struct Lease {
     stream: Option<Stream>,
+    /// The answer as the decoder reads it: an HTTP/1.0 one as HTTP/1.1.
+    upgrade: Upgrade,
     pool: Arc<Pool>,
     state: Arc<LeaseState>,
     _slot: SemaphoreGuardArc,
@@ -379,7 +384,12 @@ impl Drop for Lease {
         let Some(stream) = self.stream.take() else {
             return;
         };
-        if self.state.clean.load(Ordering::Acquire) {
+        if self.upgrade.was_http10() {
+            log::trace!(
+                "closing a connection to {}: it answered HTTP/1.0",
+                self.pool.origin
+            );
+        } else if self.state.clean.load(Ordering::Acquire) {
             self.pool.put_back(stream);
         } else {
             log::trace!(
@@ -396,10 +406,11 @@ impl AsyncRead for Lease {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        let polled = match self.stream() {
-            Ok(stream) => Pin::new(stream).poll_read(cx, buf),
-            Err(e) => return Poll::Ready(Err(e)),
+        let this = &mut *self;
+        let Some(stream) = this.stream.as_mut() else {
+            return Poll::Ready(Err(io::Error::from(io::ErrorKind::NotConnected)));
         };
+        let polled = this.upgrade.poll_read(stream, cx, buf);
         if let Poll::Ready(Ok(n)) = polled {
             self.state.read.fetch_add(n as u64, Ordering::Relaxed);
         }

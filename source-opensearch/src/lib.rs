@@ -6,6 +6,7 @@ mod body;
 mod client;
 mod connections;
 mod errors;
+mod http10;
 mod nodes;
 mod options;
 mod source;

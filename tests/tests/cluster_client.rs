@@ -7,6 +7,7 @@ use std::time::Duration;
 use load_core::{config::ClusterUrls, source::SourceErrorKind};
 use load_opensearch::OpenSearchOptions;
 use load_opensearch::{ClusterClient, Method};
+use load_tests::stub::nodes_body;
 use load_tests::{Reply, Stub, dead_url};
 
 fn urls(text: &str) -> ClusterUrls {
@@ -227,4 +228,31 @@ fn a_path_never_leaves_the_clusters_address() {
         cluster.seen().last().map(|s| s.target.clone()).as_deref(),
         Some("/search-engine/docs/_search")
     );
+}
+
+/// A server in front of the cluster may answer HTTP/1.0 (Python's `http.server` does, and
+/// so do some proxies): its answer is read, with its body delimited by its length or by the
+/// connection's end, and its connection is not used again.
+#[test]
+fn an_http10_answer_is_read_and_its_connection_not_kept() {
+    let body = nodes_body(&[37, 81], 0);
+    let with_length = format!(
+        "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let to_the_end = format!("HTTP/1.0 200 OK\nServer: SimpleHTTP/0.6 Python/3.12\n\n{body}");
+    for answer in [with_length, to_the_end] {
+        let stub = Stub::start(Reply::not_http(answer.as_bytes()));
+        let client =
+            ClusterClient::cluster(&urls(&stub.url()), &OpenSearchOptions::new()).expect("client");
+        for _ in 0..2 {
+            let answer = smol::block_on(client.request(Method::Get, "/_nodes/stats", None))
+                .unwrap_or_else(|e| panic!("{answer:?}: {e}"));
+            assert_eq!(
+                (answer.status, answer.body.as_slice()),
+                (200, body.as_bytes())
+            );
+        }
+        assert_eq!(stub.connections(), 2, "{answer:?}: a connection each");
+    }
 }
