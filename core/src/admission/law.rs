@@ -3,6 +3,9 @@
 //! constants, so that the simulation can hold the designs that lost beside the one that
 //! won (`sim/tests/admission_sim.rs`); a server never sets it.
 
+// Public for the `designs` feature, which exports them; crate-private without it.
+#![cfg_attr(not(feature = "designs"), allow(unreachable_pub))]
+
 /// What the law holds the busiest node at, and how it moves the cap there. The default
 /// ([`Law::DEFAULT`]) is the law of `load.control.admission=limit`; the other designs exist
 /// for the simulation that chose it ([`crate::admission`] says why it won).
@@ -85,6 +88,7 @@ pub struct Law {
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OwnGate {
+    #[cfg(any(test, feature = "designs"))]
     /// Its CPU, smoothed, as a node's ([`Law::saturated`]). At the load the cores serve
     /// flat out less a few per cent the CPU reads about the gate, every dip below it grows
     /// the cap and every reading above it shrinks it to the operating point, which refuses
@@ -103,12 +107,14 @@ pub enum OwnGate {
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Start {
+    #[cfg(any(test, feature = "designs"))]
     /// With room: below the operating point or below saturation, at the ceiling of the cap
     /// or of the recent peak in flight; above it (or flooding), where it is (Little's
     /// law's). The first operating-point law's (165a8a2): at the onset of an overload the
     /// peak and Little's law are the surge's own, and the cap started at 24 to 47 on a
     /// one-core node that holds 2 to 4.
     Room,
+    #[cfg(any(test, feature = "designs"))]
     /// Scaled to the operating point while the busiest node is saturated and over it, or a
     /// flood is bounded: at what the front end had in flight on average over the last
     /// second, `× target / load`, within an eighth of a request and the ceiling of the
@@ -117,6 +123,7 @@ pub enum Start {
     /// room, as [`Start::Room`]. The law of c76fb67 to 80952dd: below the point the
     /// ceiling of a surge's peak still seeded the cap.
     Scaled,
+    #[cfg(any(test, feature = "designs"))]
     /// From what the front end held, never from a peak: as [`Start::Scaled`] over the
     /// operating point and saturated, or flooding; otherwise the larger of the scaled mean
     /// and the ceiling of the mean in flight over the last second (room for a load that
@@ -127,6 +134,7 @@ pub enum Start {
     /// eighth of a request, the node idled, and the flood's release then started them from
     /// the surge's peak (67 and 69 on two of them, an eighth on the others).
     Held,
+    #[cfg(any(test, feature = "designs"))]
     /// As [`Start::Held`], but over the operating point and saturated, or flooding, from
     /// what the front end holds now (the larger of the mean and the in-flight count),
     /// scaled by the point over the node's load now or on average, whichever is more.
@@ -150,12 +158,14 @@ pub enum Start {
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FloodBase {
+    #[cfg(any(test, feature = "designs"))]
     /// The cap and the mean in flight of now (to 80952dd): a flood is an in-flight count
     /// growing above the ceiling of the window's cap, held to twice the last second's mean
     /// in flight. The window learns from the surge's own completions and the mean is the
     /// surge's, so that on a real node each front end held 18 to 103 searches within 0.3 s
     /// and some were never bounded (`sim/fixtures/traces-af42c7f/`).
     Now,
+    #[cfg(any(test, feature = "designs"))]
     /// What the front end held at the last poll that left its class unbounded: the
     /// window's cap, the mean in flight or the recent peak then, whichever is more (the
     /// initial cap before the first poll). A surge cannot move it before a poll does: a flood is an in-flight count
@@ -183,9 +193,44 @@ pub enum Watch {
     /// 4x, with 52 to 112 searches in flight on each front end of four, and some were
     /// never bounded before the CPU armed them.
     Completions,
+    #[cfg(any(test, feature = "designs"))]
     /// The bucket's first request, admitted or not, or its first completion: a surge's
     /// arrivals are seen as they come.
     Requests,
+}
+
+impl Start {
+    /// Whether over the point, or flooding, the start scales what the front end holds now
+    /// ([`Start::InFlight`], [`Start::Share`]).
+    pub(crate) const fn holds_now(self) -> bool {
+        #[cfg(any(test, feature = "designs"))]
+        if let Start::InFlight = self {
+            return true;
+        }
+        matches!(self, Start::Share)
+    }
+}
+
+impl FloodBase {
+    /// Whether a flood is measured against the cap and mean of now ([`FloodBase::Now`]).
+    pub(crate) const fn is_now(self) -> bool {
+        #[cfg(any(test, feature = "designs"))]
+        if let FloodBase::Now = self {
+            return true;
+        }
+        false
+    }
+}
+
+impl Watch {
+    /// Whether the flood bound looks at requests as well ([`Watch::Requests`]).
+    pub(crate) const fn requests(self) -> bool {
+        #[cfg(any(test, feature = "designs"))]
+        if let Watch::Requests = self {
+            return true;
+        }
+        false
+    }
 }
 
 /// The cap moves by at most this factor a poll either way (more, up, when the busiest node
@@ -226,6 +271,7 @@ impl Law {
         start: Start::Share,
     };
 
+    #[cfg(any(test, feature = "designs"))]
     /// The law of 92f34e1, not taken: the flood watched at every request
     /// ([`Watch::Requests`]), against what the front end held below the operating point
     /// ([`FloodBase::Below`]), the start from what it holds now ([`Start::InFlight`]). It

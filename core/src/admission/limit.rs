@@ -11,7 +11,7 @@ use super::bound::Bound;
 use super::cap;
 use super::count::Counts;
 use super::flood::Flood;
-use super::law::{Law, Watch};
+use super::law::Law;
 use super::step::PollState;
 use super::window::Window;
 use crate::Instant;
@@ -217,7 +217,7 @@ impl Limiter {
     /// surge with 122 requests in flight on one core).
     #[inline]
     fn watches_requests(&self) -> bool {
-        self.law.watch == Watch::Requests || self.own_cores.load(Ordering::Relaxed) != 0
+        self.law.watch.requests() || self.own_cores.load(Ordering::Relaxed) != 0
     }
 
     /// A request at `now`, admitted or not, while its class is `armed` or not: where the

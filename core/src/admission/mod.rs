@@ -27,7 +27,7 @@
 //!   four, 20 on sixteen; until now it was 1.25 per core on any node, which on one core
 //!   left no room for a search's two tasks. On a machine whose CPU is the front end's own
 //!   (its requests in flight the tasks) it is `max(1.25, 1 + 1 / cores)` per core (2 tasks
-//!   on one core, 5 on four, [`Law::own_slack`]): its requests do not wait on I/O as a
+//!   on one core, 5 on four): its requests do not wait on I/O as a
 //!   node's search threads do, and the async worker that answers them shares the cores. It
 //!   is held only while the node's CPU says it is saturated: the CPU, smoothed (it follows
 //!   a rise at once and a fall by 15 % of the way a poll), at 93 % or more. On a machine
@@ -94,10 +94,10 @@
 //!   cap, the mean in flight or the recent peak then, whichever is more: a surge cannot move
 //!   it before a poll does, nor a poll that falls in a surge's first moments, before the
 //!   CPU arms the class; on a cluster's front end at most the busiest node's operating
-//!   point, [`Law::flood_point`]): the in-flight count grew by more than noise (2 plus a
+//!   point): the in-flight count grew by more than noise (2 plus a
 //!   quarter of that) at each of two buckets of 100 ms in a row, or, on a cluster's front
-//!   end, at each of three looks at completions at least 25 ms apart
-//!   ([`Law::quick_looks`]), and is above its ceiling, or finds the cluster queueing (the last bucket's mean latency
+//!   end, at each of three looks at completions at least 25 ms apart, and is above its
+//!   ceiling, or finds the cluster queueing (the last bucket's mean latency
 //!   at least 8 times the least of the window), while the front end's arrivals surge: beyond
 //!   the rate it received up to the last poll that left the class unbounded (since the
 //!   poll before it, over the time without quiet spells: a second or more without a
@@ -162,6 +162,8 @@ mod step;
 mod window;
 
 pub(crate) use bound::Bound;
-#[doc(hidden)]
+#[cfg(not(feature = "designs"))]
+pub(crate) use law::Law;
+#[cfg(feature = "designs")]
 pub use law::{FloodBase, Law, OwnGate, Start, Watch};
 pub(crate) use limit::Limiter;

@@ -136,7 +136,7 @@ impl Law {
         };
         // What the front end holds, for a poll that leaves its class unbounded: the cap,
         // the mean in flight or the recent peak, whichever is more, when the poll was sent.
-        let quiet = (self.flood != FloodBase::Now).then_some(sent.holds);
+        let quiet = (!self.flood.is_now()).then_some(sent.holds);
 
         // 1. The CPU.
         let smoothed = before
@@ -187,7 +187,7 @@ impl Law {
         state.bounded = bounded;
         let Some(pool) = pool else {
             return Step {
-                rate: rate.filter(|_| !bounded && self.flood != FloodBase::Now),
+                rate: rate.filter(|_| !bounded && !self.flood.is_now()),
                 ..unchanged(state)
             };
         };
@@ -260,8 +260,10 @@ impl Law {
                 target: start_target,
                 load,
                 queued_now,
+                #[cfg(any(test, feature = "designs"))]
                 error,
                 saturated,
+                #[cfg(any(test, feature = "designs"))]
                 flooding,
             };
             let fine = law.start_fine(before, poll, &pool, &at);

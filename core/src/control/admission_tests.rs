@@ -322,7 +322,7 @@ fn every_refusal_is_counted_once_under_its_reason() {
     assert_eq!(control.rejections(Class::Api), cpu_only);
 
     // The flood bound watched at every request, so that it engages without a completion.
-    let control = LoadControl::from_config_with_law(&limit_config(70, 100), Law::ARRIVALS);
+    let control = LoadControl::with_law(&limit_config(70, 100), Law::ARRIVALS);
     let clock = ManualClock::new(Instant::from_secs(10));
     // Disarmed: 10 more in flight at each of three buckets. The third bucket's first
     // request finds the count grown twice, above the ceiling of the initial 2 (10): the

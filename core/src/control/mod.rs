@@ -169,15 +169,21 @@ impl LoadControl {
     /// Control as `config` says.
     #[must_use]
     pub const fn from_config(config: &ControlConfig) -> LoadControl {
-        LoadControl::from_config_with_law(config, Law::DEFAULT)
+        LoadControl::with_law(config, Law::DEFAULT)
     }
 
     /// [`LoadControl::from_config`] with the limit mode's law set by hand: for the
-    /// simulation that compares the designs the default law won against. A server never
-    /// needs it.
-    #[doc(hidden)]
+    /// simulation that compares the designs the default law won against (the `designs`
+    /// feature, outside the semver promise). A server never needs it.
+    #[cfg(feature = "designs")]
     #[must_use]
     pub const fn from_config_with_law(config: &ControlConfig, law: Law) -> LoadControl {
+        LoadControl::with_law(config, law)
+    }
+
+    /// [`LoadControl::from_config`] with the limit mode's law `law`.
+    #[must_use]
+    pub(crate) const fn with_law(config: &ControlConfig, law: Law) -> LoadControl {
         let (web, api) = (config.web_threshold, config.api_threshold);
         // Before the first sample the CPU reads 0 (Fess), or is unknown under `closed`.
         let closed = matches!(config.failure_policy, FailurePolicy::Closed);

@@ -4,7 +4,6 @@
 use super::Limiter;
 use crate::Instant;
 use crate::admission::flood::{FLOOD_STRETCH, Seen};
-use crate::admission::law::{FloodBase, Watch};
 use crate::atomic::Ordering;
 
 impl Limiter {
@@ -66,7 +65,7 @@ impl Limiter {
     pub(super) fn look(&self, now: Instant, epoch: u32, armed: bool, arrival: bool) {
         let capped = armed;
         let capacity = self.capacity(now);
-        if arrival && self.law.watch != Watch::Requests && capacity.is_none() {
+        if arrival && !self.law.watch.requests() && capacity.is_none() {
             return;
         }
         let held = self.counts.in_flight();
@@ -90,7 +89,7 @@ impl Limiter {
             arrived: self.counts.arrived(),
             ms: now.as_millis() as u32,
             capacity,
-            cap: if self.law.flood != FloodBase::Now {
+            cap: if !self.law.flood.is_now() {
                 (quiet >> 8).max(1)
             } else {
                 self.cap()
@@ -122,7 +121,7 @@ impl Limiter {
         // `FloodBase::Now`, twice what was in flight on average over the last second (the
         // flood's first buckets in it) or what Little's law gave, whichever is more.
         let base = || {
-            if self.law.flood != FloodBase::Now {
+            if !self.law.flood.is_now() {
                 return match self.own_cores.load(Ordering::Relaxed) {
                     0 => quiet.min(point / 2),
                     cores => quiet.min(self.own_point_fine(cores) / 2),

@@ -38,6 +38,8 @@ impl Law {
     /// without a node's pool: the CPU `cpu` as smoothed, or (with [`OwnGate::Demand`]) the
     /// CPU its demand would take, averaged into `state.demand`; `state.saturated` says
     /// whether it is saturated.
+    // `cpu` is read by the design that lost only ([`OwnGate::Cpu`]).
+    #[cfg_attr(not(any(test, feature = "designs")), allow(unused_variables))]
     pub(super) fn on_own_cores(
         &self,
         before: &PollState,
@@ -50,6 +52,7 @@ impl Law {
         let in_flight_before = before.in_flight_seen;
         let own = self.on_own_load();
         match self.own_gate {
+            #[cfg(any(test, feature = "designs"))]
             OwnGate::Cpu => (own, cpu),
             OwnGate::Demand => {
                 let arrived =

@@ -14,11 +14,13 @@ pub(super) struct Starting {
     /// The busiest node's tasks per core on average since the last poll, and its tasks now.
     pub(super) load: f64,
     pub(super) queued_now: u64,
-    /// The law's error at this poll ([`Law::error`]).
+    /// The law's error at this poll ([`Law::error`]): [`Start::Room`]'s.
+    #[cfg(any(test, feature = "designs"))]
     pub(super) error: f64,
     /// Whether the CPU says the cluster is saturated.
     pub(super) saturated: bool,
-    /// Whether a flood bound holds after this poll.
+    /// Whether a flood bound holds after this poll: [`Start::Room`]'s.
+    #[cfg(any(test, feature = "designs"))]
     pub(super) flooding: bool,
 }
 
@@ -48,11 +50,15 @@ impl Law {
         let over_now = self.start == Start::Share && load_now > at.target;
         let over = (at.load > at.target || over_now) && at.saturated;
         let fine = match self.start {
+            #[cfg(any(test, feature = "designs"))]
             Start::Room => ((at.error < 0.0 || !at.saturated) && !at.flooding).then_some(room),
+            #[cfg(any(test, feature = "designs"))]
             Start::Scaled if over || poll.flooding => Some(scaled()),
+            #[cfg(any(test, feature = "designs"))]
             Start::Scaled => Some(room),
+            #[cfg(any(test, feature = "designs"))]
             Start::Held if over || poll.flooding => Some(scaled()),
-            Start::InFlight | Start::Share if over || poll.flooding => {
+            start if start.holds_now() && (over || poll.flooding) => {
                 // What it holds now, scaled by the point over the node's load now or
                 // on average, whichever is more: in a surge the mean, learnt from
                 // completions the node's queue delays, is not yet the surge's.
@@ -61,7 +67,7 @@ impl Law {
                 let scaled = f64::from(holds) * at.target / at.load.max(load_now).max(1e-3);
                 Some((scaled.min(f64::from(most)) as u32).max(MIN_FINE))
             }
-            Start::Held | Start::InFlight | Start::Share => {
+            _ => {
                 let held = ceiling(poll.mean_fine.div_ceil(256).max(1)).saturating_mul(256);
                 Some(scaled().max(held).min(room))
             }
