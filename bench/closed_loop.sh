@@ -16,6 +16,7 @@
 #   bash bench/closed_loop.sh --onset    # the first seconds of an overload (about 8 minutes a fleet size):
 #                                        # surges of 2x and 4x from quiet, fresh and warm-idle front ends,
 #                                        # each front end's law traced, in bench/closed-loop/onset/uniform-<n>fe/
+#                                        # (LOAD_ONSET_SURGES=1,1.25: other surges, in onset/surges-1-1.25x/)
 #   bash bench/closed_loop.sh --smoke    # one short step per mode at 20/s (CI); no plots
 #
 # The full run starts its own node (tests/opensearch/cluster.sh with LOAD_CLUSTER_CPUS: root,
@@ -42,6 +43,14 @@ case "${1:-}" in
   *) echo "usage: $0 [--short | --onset | --smoke]" >&2; exit 2 ;;
 esac
 # Checked before anything is built or started.
+surges=()
+if [[ -n "${LOAD_ONSET_SURGES:-}" ]]; then
+  if [[ "$profile" != --onset || ! "$LOAD_ONSET_SURGES" =~ ^[0-9]+([.][0-9]+)?(,[0-9]+([.][0-9]+)?)*$ ]]; then
+    echo "LOAD_ONSET_SURGES=$LOAD_ONSET_SURGES: factors of 1x by commas (for example 1,1.25), with --onset" >&2
+    exit 2
+  fi
+  surges=(--surges "$LOAD_ONSET_SURGES")
+fi
 if [[ -n "${LOAD_ONE_X:-}" && ! "$LOAD_ONE_X" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
   echo "LOAD_ONE_X=$LOAD_ONE_X: not a rate in searches a second (for example LOAD_ONE_X=171)" >&2
   exit 2
@@ -121,6 +130,7 @@ for workload in $workloads; do
   fi
   for n in ${LOAD_FRONT_ENDS:-1 2}; do
     dir="$out/$workload-${n}fe"
+    ((${#surges[@]})) && dir="$out/surges-${LOAD_ONSET_SURGES//,/-}x/$workload-${n}fe"
     mkdir -p "$dir"
     {
       if [[ -n "$isolated" ]]; then
@@ -130,7 +140,7 @@ for workload in $workloads; do
       fi
       echo
       "${pin[@]}" "$bin/closed_loop" "$bin/search-server" "$LOAD_OPENSEARCH_URL" "$dir" $isolated $profile \
-        --front-ends "$n" --workload "$workload" "${rate[@]}" "${warm[@]}"
+        --front-ends "$n" --workload "$workload" "${rate[@]}" "${warm[@]}" "${surges[@]}"
     } | tee "$dir/table.md"
     warm=()
     if [[ -z "$profile" ]] && ((${#rate[@]} == 0)); then

@@ -116,6 +116,8 @@ struct Options {
     front_ends: usize,
     mixed: bool,
     rate: Option<f64>,
+    /// The onset test's surges, as factors of 1x (`None`: [`onset::FACTORS`]).
+    surges: Option<Vec<f64>>,
 }
 
 impl Options {
@@ -129,6 +131,7 @@ impl Options {
             front_ends: 1,
             mixed: false,
             rate: None,
+            surges: None,
         };
         let mut rest = rest.iter();
         while let Some(arg) = rest.next() {
@@ -167,6 +170,23 @@ impl Options {
                             .ok_or_else(|| format!("--rate {rate:?}: searches per second"))?,
                     );
                 }
+                "--surges" => {
+                    let list = value("--surges")?;
+                    let factors: Option<Vec<f64>> = list
+                        .split(',')
+                        .map(|f| {
+                            f.trim()
+                                .parse()
+                                .ok()
+                                .filter(|f: &f64| *f > 0.0 && *f <= 16.0)
+                        })
+                        .collect();
+                    options.surges = Some(factors.ok_or_else(|| {
+                        format!(
+                            "--surges {list:?}: factors of 1x, above 0 and at most 16, by commas"
+                        )
+                    })?);
+                }
                 unknown => return Err(format!("unknown option {unknown:?}")),
             }
         }
@@ -177,6 +197,9 @@ impl Options {
             > 1
         {
             return Err("--smoke, --short and --onset are profiles: give one".into());
+        }
+        if options.surges.is_some() && !options.onset {
+            return Err("--surges is the onset test's".into());
         }
         if options.warm_up && !(options.short || options.onset) {
             return Err(

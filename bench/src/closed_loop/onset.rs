@@ -361,7 +361,8 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
     let before = off(5000)?;
     let mut onsets = Vec::new();
     let mut turn = 0;
-    for (i, factor) in FACTORS.iter().enumerate() {
+    let factors = options.surges.clone().unwrap_or_else(|| FACTORS.to_vec());
+    for (i, factor) in factors.iter().enumerate() {
         for start in Start::ALL {
             for k in 0..MODES.len() {
                 let mode = MODES[(turn + k) % MODES.len()];
