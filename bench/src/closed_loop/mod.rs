@@ -976,3 +976,25 @@ impl Bench<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Options;
+
+    fn parse(args: &[&str]) -> Result<Options, String> {
+        Options::parse(&args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn the_onset_test_takes_other_surges_and_names_a_bad_one() {
+        let options = parse(&["--onset", "--surges", "1,1.25"]).expect("surges");
+        assert_eq!(options.surges, Some(vec![1.0, 1.25]));
+        assert_eq!(parse(&["--onset"]).expect("default").surges, None);
+        for bad in ["1,x", "0", "-1", "17", "", "1,,2", "NaN"] {
+            let error = parse(&["--onset", "--surges", bad]).expect_err(bad);
+            assert!(error.contains(&format!("{bad:?}")), "{error}");
+        }
+        assert!(parse(&["--short", "--surges", "1"]).is_err());
+        assert!(parse(&["--onset", "--surges"]).is_err());
+    }
+}
