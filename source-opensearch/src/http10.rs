@@ -19,13 +19,17 @@ use futures::io::AsyncRead;
 /// What an answer's head may take at most before the decoder refuses it (async-h1's limit).
 const MOST_HEAD: usize = 8 * 1024;
 
+/// How an HTTP/1.0 answer starts.
+const HTTP10: &[u8] = b"HTTP/1.0";
+
 /// How much of the connection's end-delimited body one chunk carries at most.
 const CHUNK: usize = 8 * 1024;
 
 /// Where an answer stands.
 #[derive(Debug)]
 enum Stage {
-    /// The first bytes, until they say which version answers.
+    /// The first bytes, until they say which version answers (held only while they may
+    /// be the start of `HTTP/1.0`).
     Sniff,
     /// An HTTP/1.0 head, until its blank line.
     Head,
@@ -41,7 +45,7 @@ enum Stage {
 #[derive(Debug)]
 pub(crate) struct Upgrade {
     stage: Stage,
-    /// Bytes read and held: the sniffed start, or the head.
+    /// Bytes read and held: a start that may be `HTTP/1.0`, or an HTTP/1.0 head.
     held: Vec<u8>,
     /// Bytes to hand on before reading more, from `pending[at..]`.
     pending: Vec<u8>,
@@ -84,16 +88,26 @@ impl Upgrade {
             match self.stage {
                 Stage::Pass => return Pin::new(inner).poll_read(cx, buf),
                 Stage::Done => return Poll::Ready(Ok(0)),
-                Stage::Sniff | Stage::Head => {
-                    let mut chunk = [0u8; 512];
-                    let want = if matches!(self.stage, Stage::Sniff) {
-                        8 - self.held.len()
-                    } else {
-                        chunk.len()
-                    };
-                    let n = ready!(Pin::new(&mut *inner).poll_read(cx, &mut chunk[..want]))?;
+                Stage::Sniff => {
+                    // Straight into the decoder's buffer: an HTTP/1.1 answer passes with no
+                    // copy, no allocation and no read more than it would take.
+                    let n = ready!(Pin::new(&mut *inner).poll_read(cx, buf))?;
+                    if self.held.is_empty() && (n == 0 || !HTTP10.starts_with(&buf[..n.min(8)])) {
+                        self.stage = Stage::Pass;
+                        return Poll::Ready(Ok(n));
+                    }
                     if n == 0 {
                         // The connection ended first: hand on what came, as it came.
+                        self.pass_held();
+                        continue;
+                    }
+                    self.held.extend_from_slice(&buf[..n]);
+                    self.advance();
+                }
+                Stage::Head => {
+                    let mut chunk = [0u8; 512];
+                    let n = ready!(Pin::new(&mut *inner).poll_read(cx, &mut chunk))?;
+                    if n == 0 {
                         self.pass_held();
                         continue;
                     }
@@ -129,14 +143,14 @@ impl Upgrade {
     /// Moves on once what is held says enough.
     fn advance(&mut self) {
         match self.stage {
-            Stage::Sniff if self.held.len() == 8 => {
-                if self.held == b"HTTP/1.0" {
-                    self.http10 = true;
-                    self.stage = Stage::Head;
-                    self.advance();
-                } else {
-                    self.pass_held();
-                }
+            Stage::Sniff if self.held.starts_with(HTTP10) => {
+                self.http10 = true;
+                self.stage = Stage::Head;
+                self.advance();
+            }
+            // Not the start of an HTTP/1.0 answer (a prefix of one waits for more).
+            Stage::Sniff if !HTTP10.starts_with(&self.held[..self.held.len().min(8)]) => {
+                self.pass_held();
             }
             Stage::Head => {
                 if let Some(end) = head_end(&self.held) {
