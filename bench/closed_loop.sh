@@ -7,8 +7,10 @@
 # skewed demand; then a 0.5x -> 2x step test and a burst test per mode. For each workload
 # (uniform: 3-word searches; mixed: 70 % two-word, 30 % eight-word) and each fleet size in
 # LOAD_FRONT_ENDS (default "1 2"; LOAD_WORKLOADS picks workloads; LOAD_ONE_X=<searches/s> gives
-# 1x instead of finding it, to compare two builds at one rate). Loopback only, every step bounded; about 15 minutes per
-# workload and fleet size after the build.
+# 1x instead of finding it, to compare two builds at one rate; LOAD_CANDIDATE=<commit> runs that
+# commit's limit mode beside this checkout's, alternating, in <profile>/candidate-<commit>/).
+# Loopback only, every step bounded; about 15 minutes per workload and fleet size after the
+# build.
 #
 #   bash bench/closed_loop.sh            # full run: tables, results.json and PNG plots in bench/closed-loop/<workload>-<n>fe/
 #   bash bench/closed_loop.sh --short    # the law's judge (about 15 minutes): the limit mode and the peer
@@ -55,6 +57,18 @@ if [[ -n "${LOAD_ONE_X:-}" && ! "$LOAD_ONE_X" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
   echo "LOAD_ONE_X=$LOAD_ONE_X: not a rate in searches a second (for example LOAD_ONE_X=171)" >&2
   exit 2
 fi
+# A candidate law: the limit mode of another commit's build, run beside the law in force.
+candidate_sha=""
+if [[ -n "${LOAD_CANDIDATE:-}" ]]; then
+  if [[ -z "$profile" ]]; then
+    echo "LOAD_CANDIDATE is the short loop's and the onset test's (--short or --onset)" >&2
+    exit 2
+  fi
+  if ! candidate_sha="$(git rev-parse --verify -q "$LOAD_CANDIDATE^{commit}")"; then
+    echo "LOAD_CANDIDATE=$LOAD_CANDIDATE: not a commit of this repository" >&2
+    exit 2
+  fi
+fi
 
 # Where cargo puts the binaries: CARGO_TARGET_DIR or a cargo config may move it.
 target_dir="$(.ci/target-dir)"
@@ -65,6 +79,20 @@ if [[ -n "$smoke" ]]; then
   bin="$target_dir/debug"
   out="$target_dir/closed-loop-smoke"
 else
+  if [[ -n "$candidate_sha" ]]; then
+    # The candidate's tree, built into the same target directory (its dependencies are
+    # shared) before this checkout's own build replaces the binary; its copy kept aside.
+    candidate_src="$target_dir/candidate/src-$candidate_sha"
+    candidate_bin="$target_dir/candidate/search-server-$candidate_sha"
+    if [[ ! -x "$candidate_bin" ]]; then
+      rm -rf "$candidate_src"
+      mkdir -p "$candidate_src"
+      git archive "$candidate_sha" | tar -x -C "$candidate_src"
+      cargo build --release -q --manifest-path "$candidate_src/Cargo.toml" --target-dir "$target_dir" \
+        -p load-examples --bin search-server
+      cp "$target_dir/release/search-server" "$candidate_bin"
+    fi
+  fi
   cargo build --release -q -p load-examples --bin search-server
   cargo build --release -q -p load-bench --bin closed_loop
   bin="$target_dir/release"
@@ -131,6 +159,14 @@ for workload in $workloads; do
   for n in ${LOAD_FRONT_ENDS:-1 2}; do
     dir="$out/$workload-${n}fe"
     ((${#surges[@]})) && dir="$out/surges-${LOAD_ONSET_SURGES//,/-}x/$workload-${n}fe"
+    candidate=()
+    if [[ -n "$candidate_sha" ]]; then
+      # Beside the law in force's tables, never over them; the change judged kept with them.
+      dir="$out/candidate-${candidate_sha:0:7}/${dir#"$out"/}"
+      mkdir -p "$dir"
+      git diff "${described%-dirty}" "$candidate_sha" > "$dir/candidate.diff" || true
+      candidate=(--candidate "$candidate_bin")
+    fi
     mkdir -p "$dir"
     {
       if [[ -n "$isolated" ]]; then
@@ -138,9 +174,14 @@ for workload in $workloads; do
       else
         echo "# Closed-loop ${profile:+${profile#--} }run, $(date -u '+%Y-%m-%d %H:%M UTC'), at $described: $n front end(s), $workload workload; $LOAD_OPENSEARCH_URL, not isolated (its CPU may include the servers' and the generator's)"
       fi
+      if [[ -n "$candidate_sha" ]]; then
+        echo
+        echo "The candidate: the limit mode of ${candidate_sha:0:7} ($(git log -1 --format=%s "$candidate_sha")), its change in candidate.diff."
+      fi
       echo
       "${pin[@]}" "$bin/closed_loop" "$bin/search-server" "$LOAD_OPENSEARCH_URL" "$dir" $isolated $profile \
-        --front-ends "$n" --workload "$workload" "${rate[@]}" "${warm[@]}" "${surges[@]}"
+        --front-ends "$n" --workload "$workload" "${rate[@]}" "${warm[@]}" "${surges[@]}" \
+        "${candidate[@]}"
     } | tee "$dir/table.md"
     warm=()
     if [[ -z "$profile" ]] && ((${#rate[@]} == 0)); then

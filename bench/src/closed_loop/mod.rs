@@ -24,13 +24,17 @@
 //! ```text
 //! closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short | --onset] [--warm-up]
 //!     [--isolated] [--front-ends N] [--workload uniform|mixed] [--rate SEARCHES_PER_S]
+//!     [--surges FACTORS] [--candidate SEARCH_SERVER]
 //! ```
 //!
 //! `--short` runs the short loop instead ([`short`]): the limit mode and the peer at 0.5x
 //! to 4x with control off as the baseline, and each goal of the law judged; `--onset` the
 //! onset test ([`onset`]): surges of 2x and 4x from a quiet node, the first seconds apart
 //! from the rest, on fresh and on warmed, idle front ends, each front end's law traced;
-//! `--warm-up` warms a node fresh from its start first (either profile).
+//! `--warm-up` warms a node fresh from its start first (either profile). With
+//! `--candidate SEARCH_SERVER` either profile runs the limit mode of that other build too
+//! (`candidate` in the tables), beside the law in force, each step alternating with it: a
+//! change to the law judged on the same node, rate and minutes as what it would replace.
 //!
 //! The load is open loop ([`generator`]): Poisson arrivals, latency from the due time. The
 //! uniform workload is 3-word searches; the mixed one 70 % two-word and 30 % eight-word
@@ -118,6 +122,9 @@ struct Options {
     rate: Option<f64>,
     /// The onset test's surges, as factors of 1x (`None`: [`onset::FACTORS`]).
     surges: Option<Vec<f64>>,
+    /// Another build of the server whose limit mode runs beside the law in force
+    /// ([`Mode::Candidate`]).
+    candidate: Option<String>,
 }
 
 impl Options {
@@ -132,6 +139,7 @@ impl Options {
             mixed: false,
             rate: None,
             surges: None,
+            candidate: None,
         };
         let mut rest = rest.iter();
         while let Some(arg) = rest.next() {
@@ -187,6 +195,13 @@ impl Options {
                         )
                     })?);
                 }
+                "--candidate" => {
+                    let binary = value("--candidate")?;
+                    if !std::path::Path::new(&binary).is_file() {
+                        return Err(format!("--candidate {binary:?}: no such file"));
+                    }
+                    options.candidate = Some(binary);
+                }
                 unknown => return Err(format!("unknown option {unknown:?}")),
             }
         }
@@ -197,6 +212,9 @@ impl Options {
             > 1
         {
             return Err("--smoke, --short and --onset are profiles: give one".into());
+        }
+        if options.candidate.is_some() && !(options.short || options.onset) {
+            return Err("--candidate is the short loop's and the onset test's".into());
         }
         if options.surges.is_some() && !options.onset {
             return Err("--surges is the onset test's".into());
@@ -222,7 +240,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         return Err(
             "usage: closed_loop SEARCH_SERVER CLUSTER_URL OUT_DIR [--smoke | --short | \
                     --onset] [--warm-up] [--isolated] [--front-ends N] [--workload uniform|mixed] \
-                    [--rate SEARCHES_PER_S]"
+                    [--rate SEARCHES_PER_S] [--surges FACTORS] [--candidate SEARCH_SERVER]"
                 .into(),
         );
     };
@@ -262,6 +280,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     let bench = Bench {
         binary,
+        candidate: options.candidate.as_deref(),
         cluster,
         front_ends: options.front_ends,
         cpu: &cpu,
@@ -621,6 +640,8 @@ pub fn preload(cluster: &str, addr: SocketAddr, documents: usize) -> Result<(), 
 /// What the steps share.
 struct Bench<'a> {
     binary: &'a str,
+    /// The build [`Mode::Candidate`] runs.
+    candidate: Option<&'a str>,
     cluster: &'a str,
     front_ends: usize,
     cpu: &'a CpuLog,
@@ -702,7 +723,13 @@ impl Bench<'_> {
         seed: u64,
         trace: bool,
     ) -> Result<Offered, String> {
-        let fleet = Fleet::start(self.binary, self.cluster, INDEX, self.front_ends, mode)?;
+        let binary = if mode == Mode::Candidate {
+            self.candidate
+                .ok_or("the candidate mode needs --candidate")?
+        } else {
+            self.binary
+        };
+        let fleet = Fleet::start(binary, self.cluster, INDEX, self.front_ends, mode)?;
         std::thread::sleep(self.settle);
         let addrs = fleet.addrs();
         let started_at = self.origin.elapsed().as_secs_f64();
@@ -996,5 +1023,23 @@ mod tests {
         }
         assert!(parse(&["--short", "--surges", "1"]).is_err());
         assert!(parse(&["--onset", "--surges"]).is_err());
+    }
+
+    #[test]
+    fn a_candidate_is_a_file_and_runs_in_the_short_loop_or_the_onset_test() {
+        let binary = std::env::current_exe().expect("this test's binary");
+        let binary = binary.to_str().expect("a UTF-8 path");
+        for profile in ["--short", "--onset"] {
+            let options = parse(&[profile, "--candidate", binary]).expect(profile);
+            assert_eq!(options.candidate.as_deref(), Some(binary));
+        }
+        let error = parse(&["--short", "--candidate", "/no/such/search-server"])
+            .expect_err("a missing binary");
+        assert!(error.contains("/no/such/search-server"), "{error}");
+        assert!(
+            parse(&["--candidate", binary]).is_err(),
+            "the full run has no candidate"
+        );
+        assert!(parse(&["--short", "--candidate"]).is_err());
     }
 }

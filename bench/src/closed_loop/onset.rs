@@ -25,7 +25,7 @@ use super::generator::{Outcome, Phase, Sent};
 use super::report;
 use super::server::Mode;
 use super::short::{
-    LADDER_GROWTH, LADDER_START, LADDER_STEP, LADDER_WARMUP, MODES, STEP, WARMUP, Warmed,
+    LADDER_GROWTH, LADDER_START, LADDER_STEP, LADDER_WARMUP, STEP, WARMUP, Warmed, modes,
     rate_origin,
 };
 use super::{Bench, Options, bound, log_step};
@@ -361,11 +361,12 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
     let before = off(5000)?;
     let mut onsets = Vec::new();
     let mut turn = 0;
+    let modes = modes(bench.candidate.is_some());
     let factors = options.surges.clone().unwrap_or_else(|| FACTORS.to_vec());
     for (i, factor) in factors.iter().enumerate() {
         for start in Start::ALL {
-            for k in 0..MODES.len() {
-                let mode = MODES[(turn + k) % MODES.len()];
+            for k in 0..modes.len() {
+                let mode = modes[(turn + k) % modes.len()];
                 bench.quiet()?;
                 bound(origin)?;
                 let (sent, _, _, traces) = bench.offer(
@@ -375,7 +376,7 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
                     &[],
                     5100 + i as u64,
                     // The peer keeps no count the demo reports: its reading would be zeros.
-                    mode == Mode::Limit,
+                    matches!(mode, Mode::Limit | Mode::Candidate),
                 )?;
                 let onset = Onset::of(mode.name(), start, *factor, &sent, traces);
                 eprintln!(

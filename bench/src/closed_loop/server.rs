@@ -31,6 +31,9 @@ pub enum Mode {
     Limit,
     /// The peer: congestion-limiter's Vegas decides (`--peer-limiter vegas`).
     Vegas,
+    /// The limit mode in another build of the server (`--candidate BINARY`): a change to
+    /// the law judged beside the law in force, on the same node, rate and minutes.
+    Candidate,
 }
 
 impl Mode {
@@ -46,15 +49,23 @@ impl Mode {
             Mode::Ewma => "ewma",
             Mode::Limit => "limit",
             Mode::Vegas => "vegas",
+            Mode::Candidate => "candidate",
         }
     }
 
     /// The mode named `name`.
     #[must_use]
     pub fn named(name: &str) -> Option<Mode> {
-        [Mode::Off, Mode::Fess, Mode::Ewma, Mode::Limit, Mode::Vegas]
-            .into_iter()
-            .find(|mode| mode.name() == name)
+        [
+            Mode::Off,
+            Mode::Fess,
+            Mode::Ewma,
+            Mode::Limit,
+            Mode::Vegas,
+            Mode::Candidate,
+        ]
+        .into_iter()
+        .find(|mode| mode.name() == name)
     }
 
     /// The server's arguments for this mode besides its settings: the peer's limiter.
@@ -76,7 +87,7 @@ impl Mode {
     }
 
     fn admission(self) -> &'static str {
-        if self == Mode::Limit {
+        if matches!(self, Mode::Limit | Mode::Candidate) {
             "limit"
         } else {
             "threshold"
@@ -276,14 +287,20 @@ mod tests {
     #[test]
     fn each_mode_is_a_valid_configuration() {
         use load_core::{AdmissionMode, Config, config::Smoothing};
-        for mode in [Mode::Off, Mode::Fess, Mode::Ewma, Mode::Limit] {
+        for mode in [
+            Mode::Off,
+            Mode::Fess,
+            Mode::Ewma,
+            Mode::Limit,
+            Mode::Candidate,
+        ] {
             let config = Config::from_properties(&mode.properties("http://127.0.0.1:9200"))
                 .unwrap_or_else(|e| panic!("{}: {e}", mode.name()));
             let control = config.control;
             assert_eq!(u32::from(control.web_threshold.get()), mode.threshold());
             assert_eq!(
                 control.admission == AdmissionMode::Limit,
-                mode == Mode::Limit,
+                matches!(mode, Mode::Limit | Mode::Candidate),
                 "{}",
                 mode.name()
             );

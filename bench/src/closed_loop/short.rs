@@ -41,6 +41,15 @@ use super::{Bench, BurstPlan, BurstTest, Options, bound, log_step};
 pub const FACTORS: [f64; 6] = [0.5, 1.0, 1.25, 2.0, 3.0, 4.0];
 /// The modes judged: the limit mode, and the peer beside it.
 pub const MODES: [Mode; 2] = [Mode::Limit, Mode::Vegas];
+/// With a candidate build ([`Mode::Candidate`]): it too, between the law in force and the
+/// peer.
+pub const WITH_CANDIDATE: [Mode; 3] = [Mode::Limit, Mode::Candidate, Mode::Vegas];
+
+/// The modes a run judges, with a candidate build or without.
+#[must_use]
+pub fn modes(candidate: bool) -> &'static [Mode] {
+    if candidate { &WITH_CANDIDATE } else { &MODES }
+}
 /// A step's length, and the part of it left out of the statistics, in seconds.
 pub const STEP: f64 = 7.0;
 /// See [`STEP`].
@@ -476,10 +485,11 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
         Ok(step)
     };
     let mut steps = vec![off(0.5, 3000)?, off(1.0, 3001)?];
-    steps.extend(bench.rotated_steps(&MODES, &FACTORS, rate, (STEP, WARMUP), 3100)?);
+    let modes = modes(bench.candidate.is_some());
+    steps.extend(bench.rotated_steps(modes, &FACTORS, rate, (STEP, WARMUP), 3100)?);
     steps.push(off(0.5, 3002)?);
     let mut bursts = Vec::new();
-    for mode in MODES {
+    for &mode in modes {
         bound(origin)?;
         let test = bench.burst_test(mode, rate, BURST_TEST)?;
         eprintln!(
@@ -511,7 +521,7 @@ pub(super) fn run(bench: &Bench<'_>, options: &Options) -> Result<Value, String>
             .fold(0.0, f64::max),
         excess_1x: (1.0 - at_1x.served_per_s / (rate * 1.0).max(1e-9)).max(0.0),
     };
-    let figures: Vec<(&str, Figures)> = MODES
+    let figures: Vec<(&str, Figures)> = modes
         .iter()
         .map(|mode| {
             let test = bursts.iter().find(|b| b.mode == *mode).map(|b| Bursts {
