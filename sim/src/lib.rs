@@ -132,6 +132,7 @@ pub const TRACED: Law = Law {
     quick_looks: 0,
     flood_point: false,
     veto: false,
+    demand_on_node: false,
     ..Law::DEFAULT
 };
 

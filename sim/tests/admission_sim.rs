@@ -255,6 +255,7 @@ const FIRST: Law = Law {
     veto: false,
     quick_looks: 0,
     flood_point: false,
+    demand_on_node: false,
     ..Law::DEFAULT
 };
 
@@ -269,6 +270,7 @@ const SCALED: Law = Law {
     veto: false,
     quick_looks: 0,
     flood_point: false,
+    demand_on_node: false,
     ..Law::DEFAULT
 };
 
@@ -313,6 +315,7 @@ fn the_designs_compared() {
                 flood: FloodBase::Quiet,
                 start: Start::Held,
                 veto: false,
+                demand_on_node: false,
                 ..Law::DEFAULT
             },
         ),

@@ -31,6 +31,7 @@ const BEFORE: Law = Law {
     veto: false,
     quick_looks: 0,
     flood_point: false,
+    demand_on_node: false,
     ..Law::DEFAULT
 };
 
@@ -39,6 +40,7 @@ const BEFORE: Law = Law {
 const BUCKETS: Law = Law {
     quick_looks: 0,
     flood_point: false,
+    demand_on_node: false,
     ..Law::DEFAULT
 };
 

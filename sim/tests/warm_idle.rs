@@ -58,6 +58,7 @@ const BEFORE: Law = Law {
     veto: false,
     quick_looks: 0,
     flood_point: false,
+    demand_on_node: false,
     ..Law::DEFAULT
 };
 

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use load_core::admission::Law;
 use load_core::node_stats::SearchPool;
 use load_core::{
     Admission, AdmissionMode, Clock, ControlConfig, CpuPercent, Instant, LoadControl, Outcome,
@@ -11,12 +12,28 @@ use load_core::{
 };
 
 fn limit_mode(interval: Duration) -> LoadControl {
+    LoadControl::from_config(&limit_config(interval))
+}
+
+fn limit_config(interval: Duration) -> ControlConfig {
     let mut config = ControlConfig::new();
     config.web_threshold = Threshold::from_fess(70);
     config.admission = AdmissionMode::Limit;
     config.admission_initial = 8;
     config.monitor_interval = interval;
-    LoadControl::from_config(&config)
+    config
+}
+
+/// The limit mode with the node's CPU as its gate (`Law::demand_on_node` off), for the
+/// cases [`overloaded`] drives: at 99 % its node is saturated whatever this front end's
+/// demand, and the cap comes down. With the default gate a node that serves this front
+/// end's demand (all of it admitted, as here) is not saturated, and the cap holds.
+fn limit_mode_cpu_gate(interval: Duration) -> LoadControl {
+    let law = Law {
+        demand_on_node: false,
+        ..Law::DEFAULT
+    };
+    LoadControl::from_config_with_law(&limit_config(interval), law)
 }
 
 /// The operating point on the pool below (two threads: a one-core node), in tasks per
@@ -58,7 +75,7 @@ fn second(control: &LoadControl, clock: &ManualClock, offered: u32) -> u32 {
 
 /// Arms the web class at a saturated cluster and drives the cap down with a load per core
 /// three times the operating point for `polls` polls, 100 requests offered a
-/// second. Returns the cap in hundredths.
+/// second ([`limit_mode_cpu_gate`]). Returns the cap in hundredths.
 fn overloaded(control: &LoadControl, clock: &ManualClock, polls: u32) -> u32 {
     // Light load first, so that the cap is learnt from completions.
     for _ in 0..3 {
@@ -78,7 +95,7 @@ fn overloaded(control: &LoadControl, clock: &ManualClock, polls: u32) -> u32 {
 #[test]
 fn a_poll_without_the_pool_keeps_the_cap_where_the_fleet_law_left_it() {
     let clock = ManualClock::new(Instant::from_secs(1_000));
-    let control = limit_mode(Duration::from_secs(1));
+    let control = limit_mode_cpu_gate(Duration::from_secs(1));
     let before = overloaded(&control, &clock, 8);
     assert!(before < 800, "the law drove the cap below 8: {before}");
     poll(&control, &clock, 99, None);
@@ -95,7 +112,7 @@ fn a_poll_without_the_pool_keeps_the_cap_where_the_fleet_law_left_it() {
 #[test]
 fn the_demand_of_a_poll_without_the_pool_counts_at_the_next_one() {
     let clock = ManualClock::new(Instant::from_secs(1_000));
-    let control = limit_mode(Duration::from_secs(1));
+    let control = limit_mode_cpu_gate(Duration::from_secs(1));
     overloaded(&control, &clock, 8);
     // Most of a second's demand refused, and the poll misses the pool.
     second(&control, &clock, 400);
@@ -117,7 +134,7 @@ fn the_demand_of_a_poll_without_the_pool_counts_at_the_next_one() {
 #[test]
 fn a_front_end_without_traffic_keeps_its_cap() {
     let clock = ManualClock::new(Instant::from_secs(1_000));
-    let control = limit_mode(Duration::from_secs(1));
+    let control = limit_mode_cpu_gate(Duration::from_secs(1));
     let before = overloaded(&control, &clock, 3);
     for _ in 0..30 {
         clock.advance(Duration::from_secs(1));

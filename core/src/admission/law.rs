@@ -81,10 +81,20 @@ pub struct Law {
     /// Where the cap starts when a class is first bounded, or when a flood bound is
     /// released while it is armed.
     pub start: Start,
+    /// Whether a node's front end, too, is saturated by the CPU its demand would take (as
+    /// a machine's own load is with [`OwnGate::Demand`]: the node's CPU over the searches
+    /// this front end had served since the last poll, times those that arrived) rather
+    /// than by the node's CPU at [`Law::saturated`]. A fleet's node read 75 to 100 % at
+    /// 1x, a load it served: the CPU gate closed at each reading of 93 % or more and held
+    /// the node at its operating point, which sheds about 16 % of such a load. On the node,
+    /// alternating with that gate in the same runs (`bench/closed-loop/short/candidate-6bc8012/`),
+    /// two front ends shed 0.5 and 0.7 % at 1x where it shed 14.4 and 1.2 %, one front end
+    /// 8.3 % where it shed 29.0 %, with the tail at 2x-4x alike.
+    pub demand_on_node: bool,
 }
 
-/// Where the cap starts.
-/// What says a machine whose CPU is the front end's own is saturated ([`Law::own_gate`]).
+/// What says a machine whose CPU is the front end's own is saturated ([`Law::own_gate`]),
+/// and a node's front end with [`Law::demand_on_node`].
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OwnGate {
@@ -104,6 +114,7 @@ pub enum OwnGate {
     Demand,
 }
 
+/// Where the cap starts.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Start {
@@ -240,8 +251,9 @@ pub(crate) const STEP: f64 = 1.4;
 impl Law {
     /// The limit mode's law: the busiest node held at its operating point, `cores +
     /// max(3, cores / 4)` tasks run and waiting (4 on one core, 7 on four, 20 on sixteen:
-    /// every core busy and room for the arrivals' variance), while its CPU says it is
-    /// saturated (93 % or more, smoothed so that a dip does not open the gate at once);
+    /// every core busy and room for the arrivals' variance), while the CPU this front
+    /// end's demand would take is beyond the node's (its CPU over the searches it served,
+    /// times those that arrived, beyond 100 % by more than the arrivals' noise);
     /// the cap moving by the refused share and the distance from that point alike. At the
     /// onset of an overload the cap starts from what the front end held, scaled to the
     /// point (with 6 tasks of relief for a front end that refused nothing yet), at most
@@ -269,6 +281,7 @@ impl Law {
         cpu_gain: [60.0, 5.0],
         veto: true,
         start: Start::Share,
+        demand_on_node: true,
     };
 
     #[cfg(any(test, feature = "designs"))]
@@ -288,6 +301,7 @@ impl Law {
         veto: false,
         quick_looks: 0,
         flood_point: false,
+        demand_on_node: false,
         ..Law::DEFAULT
     };
 

@@ -77,6 +77,7 @@ fn with_the_pool_each_poll_moves_the_cap_by_the_law() {
         relief_until: 0.0,
         flood: super::super::law::FloodBase::Now,
         veto: false,
+        demand_on_node: false,
         ..Law::DEFAULT
     };
     let limiter = Limiter::new(10, SECOND, law);

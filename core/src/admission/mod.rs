@@ -29,18 +29,20 @@
 //!   (its requests in flight the tasks) it is `max(1.25, 1 + 1 / cores)` per core (2 tasks
 //!   on one core, 5 on four): its requests do not wait on I/O as a
 //!   node's search threads do, and the async worker that answers them shares the cores. It
-//!   is held only while the node's CPU says it is saturated: the CPU, smoothed (it follows
-//!   a rise at once and a fall by 15 % of the way a poll), at 93 % or more. On a machine
-//!   whose CPU is the front end's own, saturated is the demand beyond its cores instead:
-//!   the CPU over the requests it served since the last poll, times the requests that
-//!   arrived (served, refused, and the change in flight), beyond 100 % by more than three
+//!   is held only while the node is saturated by this front end's demand (on a machine
+//!   whose CPU is the front end's own, by the demand beyond its cores): the node's CPU
+//!   over the requests it served since the last poll, times the requests that arrived
+//!   (served, refused, and the change in flight), beyond 100 % by more than three
 //!   standard deviations of a Poisson count of those arrivals, or, averaged over polls (a
 //!   quarter of the way a poll), by more than two of theirs. A load its cores serve at
 //!   93 % CPU is no longer taken for more, and the cap grows instead of refusing its
 //!   variance; refusing lowers the CPU and the served count alike, so the gate reads the
-//!   demand whatever the cap refuses. The error a
-//!   poll acts on is the load per core over the point, but never more than `0.6 × (cpu − 93)` above saturation and `0.05 × (cpu − 93)` below
-//!   it. Below saturation a node at or below the point grows the cap (OpenSearch's pool
+//!   demand whatever the cap refuses. The node's CPU at 93 % (smoothed) was the gate until
+//!   a fleet's node, reading 75 to 100 % at a load it served, was held at its operating
+//!   point there and shed 14 to 29 % of it. The error a
+//!   poll acts on is the load per core over the point, but never more than
+//!   `0.6 × (demand − gate)` above saturation and `0.05 × (demand − gate)` below it (the
+//!   demand and the gate in per cent, as above). Below saturation a node at or below the point grows the cap (OpenSearch's pool
 //!   has more threads than cores, so a busy pool is not yet a saturated node), and one over
 //!   it holds the cap: the CPU vetoes a shrink but does not grow it while the node queues
 //!   (on the node, one core queueing 8 to 16 tasks read 78 to 90 % CPU). A machine's own

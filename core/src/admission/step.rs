@@ -193,8 +193,9 @@ impl Law {
         };
 
         // On a machine's own load, its own slack and relief, and (with `OwnGate::Demand`)
-        // saturated by the CPU its demand would take rather than by the CPU it is given.
-        let (this, cpu) = if poll.pool.is_none() {
+        // saturated by the CPU its demand would take rather than by the CPU it is given;
+        // on a node's, that gate too with `demand_on_node`.
+        let (this, cpu) = if poll.pool.is_none() || self.demand_on_node {
             self.on_own_cores(before, poll, cpu, &mut state)
         } else {
             (*self, cpu)

@@ -132,10 +132,12 @@ fn source_names(source: Option<SourceKind>) -> (&'static str, &'static str) {
 /// What the limit mode acts on, in words: the busiest node's load per core and whether
 /// it is saturated, or the front end's own requests over its cores.
 fn acts_on(live: &AdmissionStats) -> String {
+    // The law's gate: the CPU this front end's demand would take, beyond what the CPU
+    // serves by more than the arrivals' noise.
     let saturated = if live.saturated {
-        "saturated (CPU at 93 % or more)"
+        "saturated (this front end's demand beyond what the CPU serves)"
     } else {
-        "not saturated (CPU under 93 %)"
+        "not saturated (this front end's demand within what the CPU serves)"
     };
     let load = match (live.search_pool, live.own_cores) {
         (Some(pool), _) => {

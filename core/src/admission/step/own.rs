@@ -1,7 +1,8 @@
 //! A machine's own load: a front end whose CPU is its own reads its requests in flight over
 //! its cores as the pool ([`own_pool`]), with its own slack and relief
 //! ([`Law::on_own_load`]), saturated (with [`OwnGate::Demand`]) by the CPU its demand would
-//! take rather than by the CPU it is given ([`Law::demand_cpu`]).
+//! take rather than by the CPU it is given ([`Law::demand_cpu`]). A node's front end is
+//! saturated by that gate too ([`Law::demand_on_node`]), over the node's CPU.
 
 use super::{Poll, PollState};
 use crate::admission::law::{Law, OwnGate};
@@ -35,7 +36,8 @@ pub(super) fn own_pool(cores: u32, in_flight: u32, mean_fine: u32) -> SearchPool
 
 impl Law {
     /// The law on a machine's own load and the CPU it reads saturation by, for a poll
-    /// without a node's pool: the CPU `cpu` as smoothed, or (with [`OwnGate::Demand`]) the
+    /// without a node's pool (or, with [`Law::demand_on_node`], the node's law and the
+    /// CPU its front end's demand would take, for a poll with one): the CPU `cpu` as smoothed, or (with [`OwnGate::Demand`]) the
     /// CPU its demand would take, averaged into `state.demand`; `state.saturated` says
     /// whether it is saturated.
     // `cpu` is read by the design that lost only ([`OwnGate::Cpu`]).
@@ -50,7 +52,12 @@ impl Law {
         let completed = poll.completed.wrapping_sub(before.completed_seen);
         let refused_since = poll.refused.wrapping_sub(before.refused_seen);
         let in_flight_before = before.in_flight_seen;
-        let own = self.on_own_load();
+        // A node's front end ([`Law::demand_on_node`]) keeps the node's slack and relief.
+        let own = if poll.pool.is_some() {
+            *self
+        } else {
+            self.on_own_load()
+        };
         match self.own_gate {
             #[cfg(any(test, feature = "designs"))]
             OwnGate::Cpu => (own, cpu),

@@ -22,6 +22,7 @@ const MOVES: Law = Law {
     relief_until: 0.0,
     flood: FloodBase::Now,
     veto: false,
+    demand_on_node: false,
     ..Law::DEFAULT
 };
 
@@ -32,6 +33,7 @@ const HELD: Law = Law {
     flood: FloodBase::Quiet,
     start: Start::Held,
     veto: false,
+    demand_on_node: false,
     ..Law::DEFAULT
 };
 

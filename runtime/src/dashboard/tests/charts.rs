@@ -154,8 +154,8 @@ fn the_limit_mode_draws_the_cap_and_the_requests_in_flight() {
         page.contains(
             "What the limit mode reads: the busiest node runs on 8 core(s): no mean yet since the \
              poll before, 3 queued and 12 of 13 search threads busy at the last poll; not \
-             saturated (CPU under 93 %). This front end refused 100 % of its demand between the \
-             last two polls"
+             saturated (this front end's demand within what the CPU serves). This front end \
+             refused 100 % of its demand between the last two polls"
         ),
         "{page}"
     );
