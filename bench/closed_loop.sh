@@ -164,7 +164,9 @@ for workload in $workloads; do
       # Beside the law in force's tables, never over them; the change judged kept with them.
       dir="$out/candidate-${candidate_sha:0:7}/${dir#"$out"/}"
       mkdir -p "$dir"
-      git diff "${described%-dirty}" "$candidate_sha" > "$dir/candidate.diff" || true
+      # The change itself: the runs' own results and the model's kept rows left out.
+      git diff "${described%-dirty}" "$candidate_sha" -- . ':(exclude)bench/closed-loop' \
+        ':(exclude)sim/results' > "$dir/candidate.diff" || true
       candidate=(--candidate "$candidate_bin")
     fi
     mkdir -p "$dir"
