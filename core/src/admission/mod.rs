@@ -39,10 +39,10 @@
 //!   variance; refusing lowers the CPU and the served count alike, so the gate reads the
 //!   demand whatever the cap refuses. The node's CPU at 93 % (smoothed) was the gate until
 //!   a fleet's node, reading 75 to 100 % at a load it served, was held at its operating
-//!   point there and shed 14 to 29 % of it. The error a
-//!   poll acts on is the load per core over the point, but never more than
-//!   `0.6 × (demand − gate)` above saturation and `0.05 × (demand − gate)` below it (the
-//!   demand and the gate in per cent, as above). Below saturation a node at or below the point grows the cap (OpenSearch's pool
+//!   point there and shed 14 to 29 % of it. The error a poll acts on is the load per core
+//!   over the point, but never more than `0.6 × (demand − gate)` above saturation and
+//!   `0.05 × (demand − gate)` below it (the demand and the gate in per cent, as above).
+//!   Below saturation a node at or below the point grows the cap (OpenSearch's pool
 //!   has more threads than cores, so a busy pool is not yet a saturated node), and one over
 //!   it holds the cap: the CPU vetoes a shrink but does not grow it while the node queues
 //!   (on the node, one core queueing 8 to 16 tasks read 78 to 90 % CPU). A machine's own

@@ -17,12 +17,13 @@ use super::law::{FloodBase, Law, Start};
 use super::window::BUCKET_MS;
 use crate::node_stats::SearchPool;
 
+mod demand;
 mod own;
 mod start;
 
 mod state;
 
-pub(crate) use own::Averaged;
+pub(crate) use demand::Averaged;
 use own::own_pool;
 use start::Starting;
 pub(crate) use state::{Poll, PollState, Sent, Step};
@@ -195,10 +196,12 @@ impl Law {
         // On a machine's own load, its own slack and relief, and (with `OwnGate::Demand`)
         // saturated by the CPU its demand would take rather than by the CPU it is given;
         // on a node's, that gate too with `demand_on_node`.
-        let (this, cpu) = if poll.pool.is_none() || self.demand_on_node {
-            self.on_own_cores(before, poll, cpu, &mut state)
-        } else {
-            (*self, cpu)
+        let (this, cpu) = match poll.pool {
+            None => self.saturated_by_demand(self.on_own_load(), before, poll, cpu, &mut state),
+            Some(_) if self.demand_on_node => {
+                self.saturated_by_demand(*self, before, poll, cpu, &mut state)
+            }
+            Some(_) => (*self, cpu),
         };
         let saturated = state.saturated;
         let law = this.on_cores(pool.cores());
