@@ -133,6 +133,7 @@ pub const TRACED: Law = Law {
     flood_point: false,
     veto: false,
     demand_on_node: false,
+    release_by_demand: false,
     ..Law::DEFAULT
 };
 

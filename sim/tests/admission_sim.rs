@@ -256,6 +256,7 @@ const FIRST: Law = Law {
     quick_looks: 0,
     flood_point: false,
     demand_on_node: false,
+    release_by_demand: false,
     ..Law::DEFAULT
 };
 
@@ -271,6 +272,7 @@ const SCALED: Law = Law {
     quick_looks: 0,
     flood_point: false,
     demand_on_node: false,
+    release_by_demand: false,
     ..Law::DEFAULT
 };
 
@@ -316,6 +318,7 @@ fn the_designs_compared() {
                 start: Start::Held,
                 veto: false,
                 demand_on_node: false,
+                release_by_demand: false,
                 ..Law::DEFAULT
             },
         ),

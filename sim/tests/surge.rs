@@ -32,6 +32,7 @@ const BEFORE: Law = Law {
     quick_looks: 0,
     flood_point: false,
     demand_on_node: false,
+    release_by_demand: false,
     ..Law::DEFAULT
 };
 
@@ -41,6 +42,7 @@ const BUCKETS: Law = Law {
     quick_looks: 0,
     flood_point: false,
     demand_on_node: false,
+    release_by_demand: false,
     ..Law::DEFAULT
 };
 

@@ -59,6 +59,7 @@ const BEFORE: Law = Law {
     quick_looks: 0,
     flood_point: false,
     demand_on_node: false,
+    release_by_demand: false,
     ..Law::DEFAULT
 };
 
@@ -78,6 +79,10 @@ struct Seen {
     growth: f64,
     /// The most its cap was in the surge's first 10 s.
     top: f64,
+    /// The first poll in the surge's first 5 s that found it unbounded (neither armed nor
+    /// flooding) after one that found it bounded, in seconds from the surge: a bound let
+    /// go while the surge went on.
+    let_go: Option<f64>,
 }
 
 /// What a run of a fleet said.
@@ -130,6 +135,11 @@ fn run(law: Law, fleet: usize, factor: f64, warm: bool, seed: u64) -> Outcome {
                 .map(|(_, w)| w[1].cap / w[0].cap)
                 .fold(0.0, f64::max);
             let top = surge.iter().map(|p| p.cap).fold(0.0, f64::max);
+            let let_go = surge
+                .iter()
+                .skip_while(|p| !(p.armed || p.flooding))
+                .find(|p| p.t < SURGE + 5.0 && !(p.armed || p.flooding))
+                .map(|p| p.t - SURGE);
             Seen {
                 // Seen by an arrival; if it first engaged before the surge, by the first
                 // poll in the surge that found it engaged.
@@ -153,6 +163,7 @@ fn run(law: Law, fleet: usize, factor: f64, warm: bool, seed: u64) -> Outcome {
                     .unwrap_or(0),
                 growth,
                 top,
+                let_go,
             }
         })
         .collect();
@@ -218,6 +229,11 @@ fn table(
         for seen in &outcome.front_ends {
             if seen.flood.is_none() && seen.armed.is_none_or(|a| a.0 > 2.5) {
                 missed.push(format!("a front end unbounded for 2.5 s: {row}"));
+            }
+            if let Some(at) = seen.let_go {
+                missed.push(format!(
+                    "a front end's bound let go {at:.2} s into the surge: {row}"
+                ));
             }
             if seen.cap_before.is_some_and(|cap| cap > point + 1e-6) {
                 missed.push(format!(

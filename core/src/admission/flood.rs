@@ -80,7 +80,7 @@ pub(crate) struct Seen {
     /// instead of the rate before.
     pub(crate) capacity: Option<u32>,
     /// What a flood is measured against, in whole requests: what the front end held at
-    /// the last poll that left its class unbounded ([`super::law::FloodBase::Quiet`]), or
+    /// the last poll that left its class unbounded (`FloodBase::Quiet`), or
     /// the cap of now.
     pub(crate) cap: u32,
     /// Whether the class is capped (armed): then it is bounded already.

@@ -91,6 +91,16 @@ pub struct Law {
     /// two front ends shed 0.5 and 0.7 % at 1x where it shed 14.4 and 1.2 %, one front end
     /// 8.3 % where it shed 29.0 %, with the tail at 2x-4x alike.
     pub demand_on_node: bool,
+    /// Whether a poll releases a flood bound only if the busiest node would be below the
+    /// operating point, on average and now, with what this front end refused since the
+    /// last poll on it too (its load and queue over the share admitted), and a poll that
+    /// arms the class while a flood bound holds starts the cap as a release does. The
+    /// node's pool is what the bound let through: on the node a bound that had refused
+    /// half a surge was released by a poll that read 2 searches running and 1 queued, and
+    /// the front end held 226 in flight before the class armed 1 s later
+    /// (`bench/closed-loop/onset/candidate-a49e136/`; `sim/tests/warm_idle.rs` reproduces
+    /// it). Without it, a pool below the point releases the bound whatever it refused.
+    pub release_by_demand: bool,
 }
 
 /// What says a machine whose CPU is the front end's own is saturated ([`Law::own_gate`]),
@@ -282,6 +292,7 @@ impl Law {
         veto: true,
         start: Start::Share,
         demand_on_node: true,
+        release_by_demand: true,
     };
 
     #[cfg(any(test, feature = "designs"))]
@@ -302,6 +313,7 @@ impl Law {
         quick_looks: 0,
         flood_point: false,
         demand_on_node: false,
+        release_by_demand: false,
         ..Law::DEFAULT
     };
 

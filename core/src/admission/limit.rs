@@ -211,10 +211,11 @@ impl Limiter {
     }
 
     /// Whether the flood bound looks at requests as they come, not only at completions:
-    /// with [`Watch::Requests`], and on a machine whose CPU is the front end's own, whose
-    /// cores share themselves among everything in flight, so that a surge stalls the
-    /// completions a look would wait for (the local loop's step found a look 0.2 s into a
-    /// surge with 122 requests in flight on one core).
+    /// with `Watch::Requests`, and on a machine whose
+    /// CPU is the front end's own, whose cores share themselves among everything in
+    /// flight, so that a surge stalls the completions a look would wait for (the local
+    /// loop's step found a look 0.2 s into a surge with 122 requests in flight on one
+    /// core).
     #[inline]
     fn watches_requests(&self) -> bool {
         self.law.watch.requests() || self.own_cores.load(Ordering::Relaxed) != 0

@@ -110,9 +110,15 @@
 //!   held (on a cluster's front end at most the operating point), then holds for two poll intervals and a second (at least 3 s; before, 3 s
 //!   whatever the interval, which the interval's 86,400 s limit made meaningless) so that
 //!   the CPU, reported a second late, can arm the class. A poll that finds the busiest node
-//!   below the operating point, on average since the last poll and now, releases it: a run
-//!   of arrivals is not a flood; so does a look that finds the arrivals calm again over a
-//!   span long enough to tell (8 requests at the rate before, half a bucket at least).
+//!   below the operating point, on average since the last poll and now, with what this
+//!   front end refused since the poll before on it too (its load and its tasks now over
+//!   the share it admitted), releases it: a run of arrivals is not a flood, but the pool is
+//!   what the bound let through, and a bound that refused half a surge keeps the node
+//!   below the point (on the node such a poll let 226 searches in before the class armed
+//!   1 s later). So does a look that finds the arrivals calm again over a
+//!   span long enough to tell (8 requests at the rate before, half a bucket at least). The
+//!   poll that arms the class while the bound holds keeps the cap as it is: the refusals
+//!   since the poll before were the bound's, not the cap's.
 //!   Requests the flood bound refuses are counted under their own reason
 //!   ([`crate::RejectReason::Flood`]) and logged with it.
 //! - **Little's law** gives the cap while disarmed, and always when the poll does not report

@@ -75,10 +75,12 @@ impl Law {
     /// 4. The error: the load per core over the operating point, within the CPU's
     ///    ([`Law::error`]).
     /// 5. A flood bound over a node below the operating point, on average and now, is
-    ///    released: a run of arrivals is not a flood. Disarmed, the class is unbounded
-    ///    again (as in 3). Not on a machine's own load, whose pool is the in-flight count
-    ///    the bound holds down: there the bound lets go when the demand falls back
-    ///    ([`super::flood`]).
+    ///    released: a run of arrivals is not a flood. With [`Law::release_by_demand`] the
+    ///    node is below it with what the front end refused since the last poll on it too
+    ///    (its load and its tasks now over the share admitted): the pool is what the bound
+    ///    let through. Disarmed, the class is unbounded again (as in 3). Not on a
+    ///    machine's own load, whose pool is the in-flight count the bound holds down:
+    ///    there the bound lets go when the demand falls back ([`super::flood`]).
     /// 6. The first bounded poll (or the one that released a flood while armed) starts the
     ///    cap ([`Law::start`]) from the point with the relief ([`Law::relief`]): with
     ///    [`Start::Held`], over that point and saturated (or flooding), at the mean in
@@ -95,7 +97,9 @@ impl Law {
     /// 8. Otherwise the cap moves by [`Law::factor`]: not down while a backlog above the
     ///    ceiling of the cap drains; not up beyond the ceiling of what is in flight or of
     ///    the recent peak, nor (with [`Start::Share`] and a node's pool) while a flood
-    ///    bound alone holds the class; never below [`MIN_FINE`].
+    ///    bound alone holds the class, or (with [`Law::release_by_demand`]) at the poll
+    ///    that arms it while a flood bound holds: the refusals since the last poll were
+    ///    the bound's; never below [`MIN_FINE`].
     pub(crate) fn step(&self, before: &PollState, poll: &Poll) -> Step {
         let mut state = *before;
         // What the front end held when this poll was sent, if the monitor said so and the
@@ -186,6 +190,7 @@ impl Law {
         state.refused_percent = (refused * 100.0).min(100.0) as u8;
         let bounded = poll.armed || poll.flooding;
         state.bounded = bounded;
+        state.armed = poll.armed;
         let Some(pool) = pool else {
             return Step {
                 rate: rate.filter(|_| !bounded && !self.flood.is_now()),
@@ -243,10 +248,24 @@ impl Law {
         let error = law.error(load, cpu);
         let fine = poll.fine;
 
-        // 5. A flood over a node below the operating point. Not on a machine's own load:
-        // its pool is the in-flight count the flood bound holds down, below the point
-        // because the bound holds it there.
-        let release = poll.flooding && error < 0.0 && idle_now && poll.pool.is_some();
+        // 5. A flood over a node below the operating point, with what the front end
+        // refused since the last poll on it too: the node's load and its queue now over
+        // the share admitted (as if every front end of a fleet refused as much). The pool
+        // is what the flood bound let through: a bound that refused half a surge keeps
+        // the node below the point, and a poll that read that would let the surge in
+        // before the CPU, a second late, arms the class. Not on a machine's own load: its
+        // pool is the in-flight count the flood bound holds down, below the point because
+        // the bound holds it there.
+        let admitted = if self.release_by_demand {
+            (1.0 - refused).max(0.5)
+        } else {
+            1.0
+        };
+        let (demand_load, demand_now) = (load / admitted, queued_now as f64 / admitted);
+        let release = poll.flooding
+            && law.error(demand_load, cpu) < 0.0
+            && demand_now < f64::from(law.target) * f64::from(pool.cores())
+            && poll.pool.is_some();
         let flooding = poll.flooding && !release;
         if release && !poll.armed {
             state.bounded = false;
@@ -288,9 +307,12 @@ impl Law {
 
         // 8. The cap moves.
         let mut factor = law.factor(refused, error, load);
-        if flooding && !poll.armed && law.start == Start::Share && poll.pool.is_some() {
-            // The flood bound refuses, not the cap: its refused share says nothing of the
-            // cap's room, and the node's CPU, a second late, says nothing of the surge yet.
+        // The flood bound refused since the last poll, not the cap (the class was not armed
+        // then, or, with `release_by_demand`, is not armed yet): its refused share says
+        // nothing of the cap's room, and the node's CPU, a second late, says nothing of the
+        // surge yet.
+        let bound_refused = !poll.armed || (self.release_by_demand && !before.armed);
+        if flooding && bound_refused && law.start == Start::Share && poll.pool.is_some() {
             factor = factor.min(1.0);
         }
         if factor < 1.0 && poll.in_flight > ceiling((fine >> 8).max(1)) {

@@ -49,7 +49,8 @@ impl Limiter {
     /// [`crate::admission::flood::FLOOD_BUCKETS`] buckets, or of the last quick looks
     /// ([`crate::admission::Law::quick_looks`]), by more than noise, and is above the ceiling
     /// of what the front end held at the last poll that left it unbounded (a surge cannot
-    /// move it before a poll does; with [`FloodBase::Below`], only a poll that finds the
+    /// move it before a poll does; with
+    /// `FloodBase::Below`, only a poll that finds the
     /// busiest node at or below its operating point; with
     /// [`crate::admission::Law::flood_point`], at most that point) or finds the cluster
     /// queueing (a cluster's front end only: the last bucket's mean latency at least
@@ -60,7 +61,7 @@ impl Limiter {
     /// A look at an `arrival` on a machine whose CPU is the front end's own waits for the
     /// capacity of its cores to be known (a completion in the window): before it, growth
     /// alone would tell a ramp of slow requests from a flood no better than a node's
-    /// front end could ([`crate::admission::Law::ARRIVALS`]).
+    /// front end could (`Law::ARRIVALS`).
     #[cold]
     pub(super) fn look(&self, now: Instant, epoch: u32, armed: bool, arrival: bool) {
         let capped = armed;

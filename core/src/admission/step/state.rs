@@ -17,6 +17,9 @@ pub(crate) struct PollState {
     /// Whether the last poll found the class bounded (armed or a flood bounded): the first
     /// bounded poll after an unbounded one is where the cap starts.
     pub(crate) bounded: bool,
+    /// Whether the last poll found the class armed: a poll that arms it while a flood
+    /// bound holds starts the cap too.
+    pub(crate) armed: bool,
     /// Whether the fleet law holds (a poll reported the search pool within the grace).
     pub(crate) fleet: bool,
     /// Polls in a row without the pool.
@@ -76,6 +79,7 @@ impl PollState {
         cpu_milli: None,
         saturated: false,
         bounded: false,
+        armed: false,
         fleet: false,
         missed: 0,
         pool: None,
@@ -139,7 +143,7 @@ pub(crate) struct Step {
     pub(crate) learned: bool,
     /// What a flood is measured against from now on, in 256ths (`None`: as it was): what
     /// the front end holds at a poll that leaves its class unbounded
-    /// ([`FloodBase::Quiet`](crate::admission::law::FloodBase::Quiet)).
+    /// (`FloodBase::Quiet`).
     pub(crate) quiet: Option<u32>,
     /// The arrivals per bucket a flood is measured against from now on, in 256ths (`None`:
     /// as it was): what the front end received since the last poll, taken at a poll that

@@ -23,6 +23,7 @@ const MOVES: Law = Law {
     flood: FloodBase::Now,
     veto: false,
     demand_on_node: false,
+    release_by_demand: false,
     ..Law::DEFAULT
 };
 
@@ -34,6 +35,7 @@ const HELD: Law = Law {
     start: Start::Held,
     veto: false,
     demand_on_node: false,
+    release_by_demand: false,
     ..Law::DEFAULT
 };
 
@@ -222,6 +224,107 @@ fn a_flood_over_an_idle_node_is_released() {
         ..flood(false)
     }]);
     assert!(!steps[0].release);
+}
+
+/// A pool below the operating point releases a flood bound only with what the front end
+/// refused since the last poll on it too: the pool is what the bound let through. On the
+/// node a poll that read 2 searches running and 1 queued on one core released a bound that
+/// had refused half a surge, and the front end held 226 in flight before the class armed.
+#[test]
+fn a_flood_bound_is_not_released_by_the_pool_it_kept_below_the_point() {
+    // One core, the point 4 tasks; 2.5 on average since the last poll, 2 now.
+    let flood = |refused| Poll {
+        flooding: true,
+        completed: 10,
+        refused,
+        in_flight: 4,
+        peak: 5,
+        mean_fine: 4 * 256,
+        ..poll(false, 17, node(2_500), 4 * 256)
+    };
+    // Half refused: 2.5 / 0.5 = 5 tasks over the point; it holds.
+    let (state, steps) = run_with(&Law::DEFAULT, &[flood(10)]);
+    assert!(!steps[0].release && state.bounded);
+    // One in eleven: 2.5 / (10 / 11) = 2.75 and 2 / (10 / 11) = 2.2 now; released.
+    let (state, steps) = run_with(&Law::DEFAULT, &[flood(1)]);
+    assert!(steps[0].release && !state.bounded);
+    // A bound that admits a fraction of a request refuses nearly all of a light load, and
+    // what it refused counts at most as much again as it admitted: 19 of 20 refused over a
+    // node with 0.3 tasks on average, none now, is released (0.6 tasks). Counted in full
+    // (0.3 x 20 = 6), such a bound lasted its whole hold on the node's burst test.
+    let (state, steps) = run_with(
+        &Law::DEFAULT,
+        &[Poll {
+            completed: 1,
+            refused: 19,
+            in_flight: 0,
+            pool: Some(SearchPool::new(2, 0, 0).with_means(300, 0)),
+            ..flood(0)
+        }],
+    );
+    assert!(steps[0].release && !state.bounded);
+    // The law before released it whatever it refused.
+    let before = Law {
+        release_by_demand: false,
+        ..Law::DEFAULT
+    };
+    let (_, steps) = run_with(&before, &[flood(10)]);
+    assert!(steps[0].release);
+}
+
+/// The poll that arms the class while a flood bound holds keeps the cap in force: the
+/// refusals since the last poll were the bound's, and say nothing of the cap's room
+/// (growing by them, a fresh front end's cap went from 8 to 11.19 at arming on a one-core
+/// node whose point is 4, in the model's surge from quiet at 4x).
+#[test]
+fn arming_while_a_flood_bound_holds_keeps_the_cap() {
+    let flood = |armed: bool| Poll {
+        flooding: true,
+        completed: 10 + 10 * u32::from(armed),
+        refused: 10 + 10 * u32::from(armed),
+        in_flight: 8 - 4 * u32::from(armed),
+        peak: 40,
+        mean_fine: (8 - 4 * u32::from(armed)) * 256,
+        held: 8 * 256,
+        ..poll(armed, 30, node(5_000), 8 * 256)
+    };
+    // The CPU, a second late, reads 30 %: below saturation the refused share alone would
+    // move the cap. One core, the point 4 tasks, 5 on the node: the first bounded poll
+    // starts it at what it holds, scaled to the point: 8 x 4 / 5 = 6.4; arming keeps it.
+    let (_, steps) = run_with(&Law::DEFAULT, &[flood(false), flood(true)]);
+    let started = (6.4f64 * 256.0) as u32;
+    assert_eq!(steps[0].fine, Some(started));
+    assert!(steps[1].learned && !steps[1].release);
+    assert_eq!(steps[1].fine, Some(started));
+    // A poll after it, armed, moves it by its own refusals.
+    let (_, steps) = run_with(
+        &Law::DEFAULT,
+        &[
+            flood(false),
+            flood(true),
+            Poll {
+                completed: 30,
+                refused: 30,
+                ..flood(true)
+            },
+        ],
+    );
+    assert!(
+        steps[2].fine.is_some_and(|fine| fine > started),
+        "{:?}",
+        steps[2].fine
+    );
+    // Without it the flood's refused share grew the cap at arming.
+    let before = Law {
+        release_by_demand: false,
+        ..Law::DEFAULT
+    };
+    let (_, steps) = run_with(&before, &[flood(false), flood(true)]);
+    assert!(
+        steps[1].fine.is_some_and(|fine| fine > started),
+        "{:?}",
+        steps[1].fine
+    );
 }
 
 #[test]

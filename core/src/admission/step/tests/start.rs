@@ -39,8 +39,8 @@ fn most_handed(before: &PollState, poll: &Poll, step: &Step) -> f64 {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
 
-    /// Every transition — arming, a flood bound engaging or released, armed or not, a
-    /// poll after a missing pool, a fresh state — hands the cap at most
+    /// Every transition — arming (while a flood bound holds too), a flood bound engaging or
+    /// released, armed or not, a poll after a missing pool, a fresh state — hands the cap at most
     /// [`most_handed`], whatever the surge's peak and in-flight count.
     #[test]
     fn no_poll_hands_the_cap_more_than_the_stated_bound(
@@ -49,6 +49,7 @@ proptest::proptest! {
         missed in 0u32..6,
         seen in (0u32..1_000, 0u32..1_000),
         armed in proptest::bool::ANY,
+        armed_before in proptest::bool::ANY,
         flooding in proptest::bool::ANY,
         cpu in 0u8..=100,
         threads in 1u32..64,
@@ -71,6 +72,7 @@ proptest::proptest! {
             cpu_milli: smoothed,
             saturated: smoothed.is_some_and(|cpu| cpu >= 93_000),
             bounded,
+            armed: armed_before,
             fleet,
             missed,
             pool: None,
