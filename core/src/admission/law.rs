@@ -93,13 +93,15 @@ pub struct Law {
     pub demand_on_node: bool,
     /// Whether a poll releases a flood bound only if the busiest node would be below the
     /// operating point, on average and now, with what this front end refused since the
-    /// last poll on it too (its load and queue over the share admitted), and a poll that
-    /// arms the class while a flood bound holds starts the cap as a release does. The
-    /// node's pool is what the bound let through: on the node a bound that had refused
+    /// last poll on it too (its load and queue over the share admitted, the refused counted
+    /// at most as much again as the admitted), and whether the poll that arms the class
+    /// while a flood bound holds keeps the cap rather than grow it by the bound's refusals.
+    /// The node's pool is what the bound let through: on the node a bound that had refused
     /// half a surge was released by a poll that read 2 searches running and 1 queued, and
     /// the front end held 226 in flight before the class armed 1 s later
     /// (`bench/closed-loop/onset/candidate-a49e136/`; `sim/tests/warm_idle.rs` reproduces
-    /// it). Without it, a pool below the point releases the bound whatever it refused.
+    /// it; `docs/admission.md`, *A flood bound released by the demand*). Without it, a pool
+    /// below the point releases the bound whatever it refused.
     pub release_by_demand: bool,
 }
 

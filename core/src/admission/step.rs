@@ -255,7 +255,9 @@ impl Law {
         // the node below the point, and a poll that read that would let the surge in
         // before the CPU, a second late, arms the class. Not on a machine's own load: its
         // pool is the in-flight count the flood bound holds down, below the point because
-        // the bound holds it there.
+        // the bound holds it there. The refused count at most as much again as the
+        // admitted: a bound that admits a fraction of a request refuses nearly all of a
+        // light load, and that is no surge.
         let admitted = if self.release_by_demand {
             (1.0 - refused).max(0.5)
         } else {

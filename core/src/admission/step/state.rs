@@ -17,8 +17,8 @@ pub(crate) struct PollState {
     /// Whether the last poll found the class bounded (armed or a flood bounded): the first
     /// bounded poll after an unbounded one is where the cap starts.
     pub(crate) bounded: bool,
-    /// Whether the last poll found the class armed: a poll that arms it while a flood
-    /// bound holds starts the cap too.
+    /// Whether the last poll found the class armed: the refusals up to a poll that arms it
+    /// while a flood bound holds were the bound's, and do not grow the cap.
     pub(crate) armed: bool,
     /// Whether the fleet law holds (a poll reported the search pool within the grace).
     pub(crate) fleet: bool,
